@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Kernel side of liveguard: refuse signals from tagged test sessions to
+ * protected processes. Runs on every signal permission check on the
+ * machine, so the common case (target not protected) must exit after one
+ * task-storage lookup. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "liveguard/abi.h"
+
+#define EPERM 1
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lg_protected);
+} lg_protected SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_SESSIONS);
+	__type(key, __u64);
+	__type(value, struct lg_session);
+} lg_sessions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, LG_RINGBUF_BYTES);
+} lg_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LG_COUNTER_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} lg_counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&lg_counters, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/* The tagged cgroup that makes the current task a session member, or 0.
+ * Level 0 is the root cgroup, which `tag` refuses, so the walk starts at 1. */
+static __always_inline __u64 current_session(void)
+{
+	for (int level = 1; level < LG_MAX_CGROUP_LEVEL; level++) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
+
+		if (!id)
+			break;
+		if (bpf_map_lookup_elem(&lg_sessions, &id))
+			return id;
+	}
+	return 0;
+}
+
+/* Protection is a mark on the thread-group leader, so it covers every
+ * thread whichever one a tkill/tgkill names. */
+static __always_inline struct lg_protected *protection_of(struct task_struct *p)
+{
+	return bpf_task_storage_get(&lg_protected, p->group_leader, 0, 0);
+}
+
+static __always_inline void report(__u32 hook, __u64 session, struct task_struct *target,
+				   int sig)
+{
+	struct lg_event *e = bpf_ringbuf_reserve(&lg_events, sizeof(*e), 0);
+
+	if (!e) {
+		count(LG_COUNTER_EVENTS_LOST);
+		return;
+	}
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	e->boot_ns = bpf_ktime_get_boot_ns();
+	e->session_cgroup_id = session;
+	e->verdict = LG_VERDICT_DENIED;
+	e->hook = hook;
+	e->pid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->target_pid = BPF_CORE_READ(target, tgid);
+	e->target_tid = BPF_CORE_READ(target, pid);
+	e->signal = sig;
+	e->_pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	BPF_CORE_READ_STR_INTO(&e->target_comm, target, group_leader, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("lsm/task_kill")
+int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
+	     const struct cred *cred, int ret)
+{
+	if (ret)
+		return ret;
+	/* Signal 0 only probes for existence: discovery without delivery. */
+	if (sig == 0)
+		return 0;
+	if (!protection_of(p))
+		return 0;
+	__u64 session = current_session();
+	if (!session)
+		return 0;
+	count(LG_COUNTER_DENIED_TASK_KILL);
+	report(LG_HOOK_TASK_KILL, session, p, sig);
+	return -EPERM;
+}

@@ -1,0 +1,100 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sstream>
+
+#include "proc.h"
+
+namespace liveguard {
+namespace {
+
+constexpr const char* kDescription =
+    "liveguard-bpf: keep test suites from killing live services.\n"
+    "BPF LSM programs refuse signals from processes in tagged test-session cgroups\n"
+    "to protected processes, whatever language or tool sends them.\n\n"
+    "Typical use:\n"
+    "  sudo liveguard-bpf load\n"
+    "  sudo liveguard-bpf protect --pid \"$(cat ~/.hermes/gateway.pid)\"   (bare-integer PID file)\n"
+    "  sudo liveguard-bpf run --user \"$USER\" -- pytest tests/\n"
+    "  sudo liveguard-bpf events\n";
+
+}  // namespace
+
+ParseResult parse_cli(int argc, const char* const* argv) {
+    CLI::App app{kDescription, "liveguard-bpf"};
+    app.require_subcommand(1);
+    app.fallthrough();
+    CliCommand cmd;
+    std::string pid_text;
+
+    app.add_flag("-v,--verbose", cmd.verbose, "Show libbpf's log");
+
+    app.add_subcommand("load", "Load and attach the BPF programs and pin them under "
+                               "/sys/fs/bpf/liveguard (does nothing if already loaded)");
+    app.add_subcommand("unload", "Detach the programs and remove every pin: enforcement stops");
+    for (const char* name : {"protect", "unprotect"}) {
+        auto* sc = app.add_subcommand(
+            name, std::string(name) == "protect"
+                      ? "Protect a process (all its threads) from signals sent by session members; "
+                        "a later process reusing the PID is not protected"
+                      : "Stop protecting a process");
+        sc->add_option("--pid", pid_text, "Process id")->required();
+    }
+    for (const char* name : {"tag", "untag"}) {
+        auto* sc = app.add_subcommand(
+            name, std::string(name) == "tag"
+                      ? "Make every process in a cgroup v2 directory (and its sub-cgroups) a "
+                        "session member"
+                      : "Stop treating a cgroup as a session");
+        sc->add_option("CGROUP_DIR", cmd.cgroup_dir, "A cgroup v2 directory")->required();
+    }
+    auto* run = app.add_subcommand(
+        "run", "Run CMD in a fresh tagged cgroup, wait, clean up, and exit with CMD's status "
+               "(128+N when killed by signal N)");
+    run->add_option("--user", cmd.run.user, "Run CMD as this user (name or uid), after joining");
+    run->add_option("CMD", cmd.run.argv, "Command and arguments (put them after --)")->required();
+    auto* status = app.add_subcommand("status", "Show whether the guard is loaded, protected "
+                                                "processes, sessions and refusal counters");
+    status->add_flag("--json", cmd.json, "One JSON object");
+    auto* events = app.add_subcommand("events", "Print refusals from the ring buffer as they "
+                                                "happen, until interrupted");
+    events->add_flag("--json", cmd.json, "JSON lines");
+    events->add_flag("--no-follow", cmd.no_follow, "Print the events already buffered, then exit");
+    auto* doctor = app.add_subcommand(
+        "doctor", "Check every prerequisite of enforcement and say how to fix what is missing; "
+                  "exits 1 when enforcement is impossible");
+    doctor->add_flag("--json", cmd.json, "One JSON object");
+
+    ParseResult r;
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        std::ostringstream out, err;
+        r.exit_code = app.exit(e, out, err);
+        r.out = out.str();
+        return r;
+    } catch (const CLI::ParseError& e) {
+        std::ostringstream out, err;
+        app.exit(e, out, err);
+        r.err = err.str();
+        // Always end with usage: the message alone rarely says what fits.
+        r.err += "\n" + app.help("", CLI::AppFormatMode::Normal);
+        r.exit_code = 2;
+        return r;
+    }
+    cmd.name = app.get_subcommands().front()->get_name();
+    if (cmd.name == "protect" || cmd.name == "unprotect") {
+        auto pid = parse_pid(pid_text);
+        if (!pid) {
+            r.err = "--pid: '" + pid_text + "' is not a process id (a positive decimal number)\n";
+            r.exit_code = 2;
+            return r;
+        }
+        cmd.pid = *pid;
+    }
+    r.command = cmd;
+    return r;
+}
+
+}  // namespace liveguard

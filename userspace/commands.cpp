@@ -1,0 +1,237 @@
+// What each subcommand does once parsed.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <iostream>
+
+#include "cgroup.h"
+#include "cli.h"
+#include "counters.h"
+#include "doctor.h"
+#include "error.h"
+#include "event_format.h"
+#include "event_stream.h"
+#include "json.h"
+#include "libbpf_log.h"
+#include "loader.h"
+#include "pinned_maps.h"
+#include "pins.h"
+#include "protected_set.h"
+#include "session_registry.h"
+
+namespace liveguard {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void request_stop(int) { g_stop.store(true); }
+
+int cmd_load() {
+    if (Guard::load() == LoadOutcome::AlreadyLoaded) {
+        std::printf("liveguard is already loaded (pins in %s); nothing changed\n", pins::kDir);
+        return 0;
+    }
+    std::printf("liveguard loaded: lsm/task_kill attached, state pinned in %s\n", pins::kDir);
+    return 0;
+}
+
+int cmd_unload() {
+    UnloadReport r = Guard::unload();
+    if (r.removed.empty()) {
+        std::printf("liveguard is not loaded; nothing to do\n");
+        return 0;
+    }
+    std::printf("liveguard unloaded: enforcement stopped, %zu pins removed from %s\n",
+                r.removed.size(), pins::kDir);
+    return 0;
+}
+
+int cmd_protect(const CliCommand& c, bool add) {
+    require_root(c.name);
+    PinnedMaps maps = PinnedMaps::open();
+    ProtectedSet set(maps.protected_tasks.get());
+    if (add) {
+        pid_t tgid = c.pid;
+        AddOutcome o = set.add(c.pid, 0, &tgid);
+        std::string who = std::to_string(tgid);
+        if (tgid != c.pid) who += " (the process of thread " + std::to_string(c.pid) + ")";
+        std::printf(o == AddOutcome::Added ? "protected %s\n" : "%s was already protected\n",
+                    who.c_str());
+        return 0;
+    }
+    if (set.remove(c.pid)) {
+        std::printf("unprotected %d\n", c.pid);
+        return 0;
+    }
+    std::printf("%d was not protected; nothing changed\n", c.pid);
+    return 0;
+}
+
+int cmd_tag(const CliCommand& c, bool add) {
+    require_root(c.name);
+    PinnedMaps maps = PinnedMaps::open();
+    SessionRegistry reg(maps.sessions.get());
+    std::string dir = normalize_path(c.cgroup_dir);
+    if (add) {
+        std::uint64_t id = 0;
+        TagOutcome o = reg.tag(cgroup2_mount(), dir, &id);
+        std::printf(o == TagOutcome::Tagged ? "tagged %s (cgroup id %llu)\n"
+                                            : "%s (cgroup id %llu) was already tagged\n",
+                    dir.c_str(), static_cast<unsigned long long>(id));
+        return 0;
+    }
+    if (reg.untag(dir)) {
+        std::printf("untagged %s\n", dir.c_str());
+        return 0;
+    }
+    std::printf("%s was not tagged; nothing changed\n", dir.c_str());
+    return 0;
+}
+
+int cmd_status(const CliCommand& c) {
+    require_root("status");
+    if (!Guard::is_loaded()) {
+        if (c.json)
+            std::printf("%s\n", json::ObjectWriter()
+                                    .boolean("loaded", false)
+                                    .str("pin_dir", pins::kDir)
+                                    .done()
+                                    .c_str());
+        else
+            std::printf("liveguard: not loaded (load it with: sudo liveguard-bpf load)\n");
+        return 0;
+    }
+    PinnedMaps maps = PinnedMaps::open();
+    auto procs = ProtectedSet(maps.protected_tasks.get()).list();
+    auto sessions = SessionRegistry(maps.sessions.get()).list();
+    CounterValues counters = read_counters(maps.counters.get());
+    std::string mount;
+    try {
+        mount = cgroup2_mount();
+    } catch (const Error&) {
+    }
+    struct SessionRow {
+        std::uint64_t id;
+        std::optional<std::string> path;
+        std::size_t members;
+    };
+    std::vector<SessionRow> rows;
+    for (const auto& s : sessions) {
+        auto path = mount.empty() ? std::nullopt : cgroup_path_of_id(mount, s.id);
+        rows.push_back({s.id, path, path ? cgroup_member_count(*path) : 0});
+    }
+
+    if (c.json) {
+        std::string p = "[";
+        for (std::size_t i = 0; i < procs.size(); ++i) {
+            if (i) p += ",";
+            p += json::ObjectWriter()
+                     .num("pid", procs[i].pid)
+                     .str("comm", procs[i].comm)
+                     .boolean("alive", procs[i].alive)
+                     .str("since", format_utc(procs[i].mark.since_realtime_ns))
+                     .done();
+        }
+        p += "]";
+        std::string s = "[";
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (i) s += ",";
+            json::ObjectWriter w;
+            if (rows[i].path) w.str("path", *rows[i].path);
+            else w.raw("path", "null");
+            s += w.unum("cgroup_id", rows[i].id).unum("members", rows[i].members).done();
+        }
+        s += "]";
+        std::string denied =
+            json::ObjectWriter().unum("task_kill", counters[LG_COUNTER_DENIED_TASK_KILL]).done();
+        std::string cnt = json::ObjectWriter()
+                              .raw("denied", denied)
+                              .unum("events_lost", counters[LG_COUNTER_EVENTS_LOST])
+                              .done();
+        std::printf("%s\n", json::ObjectWriter()
+                                .boolean("loaded", true)
+                                .str("pin_dir", pins::kDir)
+                                .raw("protected", p)
+                                .raw("sessions", s)
+                                .raw("counters", cnt)
+                                .done()
+                                .c_str());
+        return 0;
+    }
+    std::printf("liveguard: loaded (pins in %s)\n", pins::kDir);
+    std::printf("protected processes: %zu\n", procs.size());
+    for (const auto& p : procs)
+        std::printf("  %-8d %-16s %-6s since %s\n", p.pid, p.comm.c_str(),
+                    p.alive ? "alive" : "exited", format_utc(p.mark.since_realtime_ns).c_str());
+    std::printf("sessions: %zu\n", rows.size());
+    for (const auto& r : rows)
+        std::printf("  cgroup %-10llu %-5zu members  %s\n", static_cast<unsigned long long>(r.id),
+                    r.members, r.path ? r.path->c_str() : "(cgroup removed)");
+    std::printf("refusals: task_kill %llu\n",
+                static_cast<unsigned long long>(counters[LG_COUNTER_DENIED_TASK_KILL]));
+    std::printf("events lost (ring buffer full): %llu\n",
+                static_cast<unsigned long long>(counters[LG_COUNTER_EVENTS_LOST]));
+    return 0;
+}
+
+int cmd_events(const CliCommand& c) {
+    require_root("events");
+    PinnedMaps maps = PinnedMaps::open();
+    std::int64_t offset = boot_to_realtime_offset_ns();
+    bool json = c.json;
+    EventStream stream(
+        maps.events.get(), maps.counters.get(),
+        [&](const lg_event& e) {
+            std::string line = json ? format_event_json(e, offset) : format_event_text(e, offset);
+            std::fputs((line + "\n").c_str(), stdout);
+            std::fflush(stdout);
+        },
+        [&](std::uint64_t lost, std::uint64_t total) {
+            if (json)
+                std::printf("%s\n", json::ObjectWriter()
+                                        .str("lost", "ring buffer full")
+                                        .unum("count", lost)
+                                        .unum("total", total)
+                                        .done()
+                                        .c_str());
+            else
+                std::printf("liveguard: %llu events lost (ring buffer full; %llu in total)\n",
+                            static_cast<unsigned long long>(lost),
+                            static_cast<unsigned long long>(total));
+            std::fflush(stdout);
+        });
+    struct sigaction sa {};
+    sa.sa_handler = request_stop;
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+    if (c.no_follow) g_stop.store(true);
+    stream.run(g_stop);
+    return 0;
+}
+
+int cmd_doctor(const CliCommand& c) {
+    DoctorReport r = run_doctor();
+    std::fputs((c.json ? format_doctor_json(r) + "\n" : format_doctor_text(r)).c_str(), stdout);
+    return r.enforcement_possible() ? 0 : 1;
+}
+
+}  // namespace
+
+int execute(const CliCommand& c) {
+    LibbpfLogCapture::set_verbose(c.verbose);
+    if (c.name == "load") return cmd_load();
+    if (c.name == "unload") return cmd_unload();
+    if (c.name == "protect") return cmd_protect(c, true);
+    if (c.name == "unprotect") return cmd_protect(c, false);
+    if (c.name == "tag") return cmd_tag(c, true);
+    if (c.name == "untag") return cmd_tag(c, false);
+    if (c.name == "run") return run_session(c.run);
+    if (c.name == "status") return cmd_status(c);
+    if (c.name == "events") return cmd_events(c);
+    if (c.name == "doctor") return cmd_doctor(c);
+    throw Error("unknown command " + c.name, "see liveguard-bpf --help", 2);
+}
+
+}  // namespace liveguard

@@ -1,0 +1,35 @@
+#pragma once
+// Layered check of everything enforcement needs, each layer with its own
+// verdict and the fix a person can act on. Later layers are skipped when
+// an earlier one makes them meaningless.
+#include <string>
+#include <vector>
+
+namespace liveguard {
+
+enum class CheckState { Ok, Warn, Fail, Skipped };
+
+struct Check {
+    std::string name;
+    CheckState state = CheckState::Skipped;
+    std::string detail;  // what was found
+    std::string fix;     // what to do; empty when nothing
+};
+
+struct DoctorReport {
+    std::vector<Check> checks;
+    bool enforcement_possible() const;
+};
+
+DoctorReport run_doctor();
+
+std::string format_doctor_text(const DoctorReport& r);
+std::string format_doctor_json(const DoctorReport& r);
+
+// Parses "6.1.0-50-amd64" into {6, 1}; {0, 0} when unreadable.
+std::pair<int, int> parse_kernel_version(const std::string& release);
+
+// Whether a comma-separated LSM list names "bpf".
+bool lsm_list_has_bpf(const std::string& list);
+
+}  // namespace liveguard

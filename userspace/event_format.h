@@ -1,0 +1,29 @@
+#pragma once
+// Turning ring-buffer records into the lines `events` prints. Pure
+// functions, so the formats are tested without a kernel.
+#include <cstdint>
+#include <string>
+
+#include "liveguard/abi.h"
+
+namespace liveguard {
+
+// "SIGTERM", "SIGRTMIN+3", or "SIG<n>" for numbers outside the table.
+std::string signal_name(int sig);
+const char* hook_name(std::uint32_t hook);
+const char* verdict_name(std::uint32_t verdict);
+
+// ISO 8601 UTC with milliseconds: 2026-11-30T14:00:00.123Z
+std::string format_utc(std::uint64_t realtime_ns);
+
+// A comm from the kernel: at most LG_COMM_LEN bytes, NUL-terminated or not.
+std::string comm_string(const char (&comm)[LG_COMM_LEN]);
+
+// `boot_to_realtime_ns` converts the record's boot-clock time to wall time.
+std::string format_event_text(const lg_event& e, std::int64_t boot_to_realtime_ns);
+std::string format_event_json(const lg_event& e, std::int64_t boot_to_realtime_ns);
+
+// Wall clock minus boot clock, now.
+std::int64_t boot_to_realtime_offset_ns();
+
+}  // namespace liveguard

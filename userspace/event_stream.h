@@ -1,0 +1,39 @@
+#pragma once
+// Consuming the pinned ring buffer. The ring buffer has one consumer
+// position, shared by every reader: two `events` at once split the stream.
+#include <atomic>
+#include <functional>
+
+#include "liveguard/abi.h"
+
+struct ring_buffer;  // libbpf
+
+namespace liveguard {
+
+class EventStream {
+public:
+    using Handler = std::function<void(const lg_event&)>;
+    using LostHandler = std::function<void(std::uint64_t newly_lost, std::uint64_t total)>;
+
+    // `events_fd` and `counters_fd` are pinned-map fds kept open by the caller.
+    EventStream(int events_fd, int counters_fd, Handler on_event, LostHandler on_lost);
+    ~EventStream();
+    EventStream(const EventStream&) = delete;
+    EventStream& operator=(const EventStream&) = delete;
+
+    // Polls until `stop` becomes true; returns the number of events handled.
+    std::uint64_t run(const std::atomic<bool>& stop);
+
+private:
+    static int on_sample(void* ctx, void* data, std::size_t size);
+    void check_lost();
+
+    ::ring_buffer* rb_ = nullptr;
+    int counters_fd_;
+    Handler on_event_;
+    LostHandler on_lost_;
+    std::uint64_t handled_ = 0;
+    std::uint64_t lost_seen_ = 0;
+};
+
+}  // namespace liveguard

@@ -1,0 +1,197 @@
+#include "loader.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "error.h"
+#include "fd.h"
+#include "libbpf_log.h"
+#include "liveguard.skel.h"
+#include "pins.h"
+
+namespace liveguard {
+namespace {
+
+struct SkeletonDeleter {
+    void operator()(struct liveguard_bpf* s) const { liveguard_bpf__destroy(s); }
+};
+using Skeleton = std::unique_ptr<struct liveguard_bpf, SkeletonDeleter>;
+
+struct LinkDeleter {
+    void operator()(struct bpf_link* l) const { bpf_link__destroy(l); }
+};
+using Link = std::unique_ptr<struct bpf_link, LinkDeleter>;
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+// Serialises load/unload: two `load`s at once must not both attach.
+UniqueFd lock_pin_dir() {
+    if (::mkdir(pins::kDir, 0700) != 0 && errno != EEXIST)
+        throw_errno(std::string("cannot create ") + pins::kDir, errno,
+                    "check that bpffs at /sys/fs/bpf is writable");
+    UniqueFd fd(::open(pins::kDir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) throw_errno(std::string("cannot open ") + pins::kDir, errno);
+    if (::flock(fd.get(), LOCK_EX) != 0) throw_errno("cannot lock the pin directory", errno);
+    return fd;
+}
+
+std::string load_failure_hint(int err) {
+    if (err == EPERM || err == EACCES)
+        return "the kernel refused the BPF LSM program; run `liveguard-bpf doctor` to see why "
+               "(root, `bpf` in the LSM list, a kernel that permits BPF LSM programs)";
+    if (err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP)
+        return "this kernel lacks a feature liveguard needs; run `liveguard-bpf doctor`";
+    return "run `liveguard-bpf doctor`, or `liveguard-bpf -v load` for libbpf's log";
+}
+
+// Opens and loads the skeleton; throws with libbpf's reason on failure.
+Skeleton open_and_load(const LibbpfLogCapture& log, bool pin_maps) {
+    Skeleton skel(liveguard_bpf__open());
+    if (!skel) throw_errno("cannot open the BPF object", errno);
+    if (pin_maps) {
+        struct bpf_map* map;
+        bpf_object__for_each_map(map, skel->obj) {
+            const char* name = bpf_map__name(map);
+            if (name[0] == '.') continue;  // rodata/bss are not shared state
+            if (int err = bpf_map__set_pin_path(map, pins::map(name).c_str()))
+                throw_errno(std::string("cannot set the pin path of ") + name, -err);
+        }
+    }
+    if (int err = liveguard_bpf__load(skel.get()); err != 0) {
+        int e = -err;
+        throw Error(errno_message("the kernel refused to load liveguard's BPF programs", e) +
+                        "\n" + log.tail(),
+                    load_failure_hint(e));
+    }
+    return skel;
+}
+
+void remove_pins(const std::vector<std::string>& paths) {
+    for (const auto& p : paths) ::unlink(p.c_str());
+}
+
+}  // namespace
+
+void require_root(const std::string& command) {
+    if (::geteuid() != 0)
+        throw Error("`" + command + "` needs root (BPF and cgroup changes)",
+                    "run it with sudo: sudo liveguard-bpf " + command);
+}
+
+void require_bpffs() {
+    struct statfs sfs {};
+    if (::statfs(pins::kBpffs, &sfs) != 0 || sfs.f_type != BPF_FS_MAGIC)
+        throw Error(std::string("bpffs is not mounted at ") + pins::kBpffs,
+                    std::string("mount it: mount -t bpf bpf ") + pins::kBpffs);
+}
+
+bool Guard::is_loaded() {
+    for (const char* prog : pins::kPrograms)
+        if (!exists(pins::link(prog))) return false;
+    return true;
+}
+
+LoadOutcome Guard::load() {
+    require_root("load");
+    require_bpffs();
+    UniqueFd lock = lock_pin_dir();
+    if (is_loaded()) return LoadOutcome::AlreadyLoaded;
+
+    // Links pinned without all of their siblings mean an interrupted load;
+    // they are replaced below. Maps pinned earlier are reused.
+    std::vector<std::string> created;
+    for (const char* name : pins::kMaps)
+        if (!exists(pins::map(name))) created.push_back(pins::map(name));
+    for (const char* prog : pins::kPrograms) ::unlink(pins::link(prog).c_str());
+
+    LibbpfLogCapture log(false);
+    try {
+        Skeleton skel = open_and_load(log, true);
+        std::vector<Link> links;
+        struct bpf_program* prog;
+        bpf_object__for_each_program(prog, skel->obj) {
+            Link link(bpf_program__attach(prog));
+            if (!link) {
+                int e = errno;
+                throw Error(errno_message(std::string("cannot attach ") + bpf_program__name(prog),
+                                          e) + "\n" + log.tail(),
+                            load_failure_hint(e));
+            }
+            links.push_back(std::move(link));
+        }
+        std::size_t i = 0;
+        bpf_object__for_each_program(prog, skel->obj) {
+            std::string path = pins::link(bpf_program__name(prog));
+            if (int err = bpf_link__pin(links[i++].get(), path.c_str()))
+                throw_errno("cannot pin " + path, -err);
+            created.push_back(path);
+        }
+    } catch (...) {
+        remove_pins(created);
+        ::rmdir(pins::kDir);  // only succeeds when nothing else is pinned
+        throw;
+    }
+    return LoadOutcome::Loaded;
+}
+
+UnloadReport Guard::unload() {
+    require_root("unload");
+    require_bpffs();
+    UnloadReport report;
+    if (!exists(pins::kDir)) return report;
+    UniqueFd lock = lock_pin_dir();
+    report.was_loaded = is_loaded();
+    // Links first, so enforcement stops before the maps it reads go away.
+    for (const char* prog : pins::kPrograms) {
+        std::string p = pins::link(prog);
+        if (::unlink(p.c_str()) == 0) report.removed.push_back(p);
+        else if (errno != ENOENT) throw_errno("cannot remove " + p, errno);
+    }
+    for (const char* name : pins::kMaps) {
+        std::string p = pins::map(name);
+        if (::unlink(p.c_str()) == 0) report.removed.push_back(p);
+        else if (errno != ENOENT) throw_errno("cannot remove " + p, errno);
+    }
+    if (::rmdir(pins::kDir) != 0 && errno != ENOENT)
+        throw_errno(std::string("cannot remove ") + pins::kDir, errno,
+                    "something else was pinned there; inspect it with ls");
+    return report;
+}
+
+TrialResult Guard::trial() {
+    TrialResult r;
+    LibbpfLogCapture log(false);
+    Skeleton skel(liveguard_bpf__open());
+    if (!skel) {
+        r.error = errno;
+        return r;
+    }
+    if (int err = liveguard_bpf__load(skel.get()); err != 0) {
+        r.error = -err;
+        r.detail = log.tail(6);
+        return r;
+    }
+    r.loaded = true;
+    if (int err = liveguard_bpf__attach(skel.get()); err != 0) {
+        r.error = -err;
+        r.detail = log.tail(6);
+        return r;
+    }
+    r.attached = true;
+    return r;
+}
+
+}  // namespace liveguard

@@ -1,0 +1,41 @@
+#include "pinned_maps.h"
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+
+#include "error.h"
+#include "loader.h"
+#include "pins.h"
+
+namespace liveguard {
+namespace {
+
+UniqueFd open_map(const char* name) {
+    std::string path = pins::map(name);
+    int fd = bpf_obj_get(path.c_str());
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            throw Error("liveguard is not loaded (" + path + " is missing)",
+                        "load it first: sudo liveguard-bpf load");
+        if (e == EACCES || e == EPERM)
+            throw_errno("cannot open " + path, e, "run it as root (sudo)");
+        throw_errno("cannot open " + path, e);
+    }
+    return UniqueFd(fd);
+}
+
+}  // namespace
+
+PinnedMaps PinnedMaps::open() {
+    require_bpffs();
+    PinnedMaps m;
+    m.protected_tasks = open_map(pins::kProtected);
+    m.sessions = open_map(pins::kSessions);
+    m.events = open_map(pins::kEvents);
+    m.counters = open_map(pins::kCounters);
+    return m;
+}
+
+}  // namespace liveguard

@@ -1,0 +1,18 @@
+#pragma once
+// File descriptors of the maps a loaded guard has pinned. Every command
+// other than load/unload works through these.
+#include "fd.h"
+
+namespace liveguard {
+
+struct PinnedMaps {
+    UniqueFd protected_tasks;
+    UniqueFd sessions;
+    UniqueFd events;
+    UniqueFd counters;
+
+    // Throws "not loaded" with the fix when the pins are missing.
+    static PinnedMaps open();
+};
+
+}  // namespace liveguard

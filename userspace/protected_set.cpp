@@ -1,0 +1,104 @@
+#include "protected_set.h"
+
+#include <bpf/bpf.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "error.h"
+#include "fd.h"
+#include "proc.h"
+
+namespace liveguard {
+namespace {
+
+std::uint64_t realtime_ns() {
+    struct timespec ts {};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// A pidfd is the key of task-local storage from userspace.
+UniqueFd open_pidfd(pid_t pid) {
+    int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0) {
+        int e = errno;
+        if (e == ESRCH) throw Error("no such process: " + std::to_string(pid),
+                                     "check the PID (ps -p " + std::to_string(pid) + ")");
+        throw_errno("cannot open a pidfd for " + std::to_string(pid), e);
+    }
+    return UniqueFd(fd);
+}
+
+pid_t process_of(pid_t pid) {
+    auto tgid = read_tgid(pid);
+    if (!tgid)
+        throw Error("no such process: " + std::to_string(pid),
+                    "check the PID (ps -p " + std::to_string(pid) + ")");
+    return *tgid;
+}
+
+}  // namespace
+
+AddOutcome ProtectedSet::add(pid_t pid, std::uint32_t source, pid_t* resolved) {
+    pid_t tgid = process_of(pid);
+    if (resolved) *resolved = tgid;
+    UniqueFd pidfd = open_pidfd(tgid);
+    int key = pidfd.get();
+    lg_protected mark{};
+    if (bpf_map_lookup_elem(fd_, &key, &mark) == 0) return AddOutcome::AlreadyProtected;
+    mark.since_realtime_ns = realtime_ns();
+    mark.source = source;
+    mark.flags = 0;
+    if (bpf_map_update_elem(fd_, &key, &mark, BPF_NOEXIST) != 0) {
+        int e = errno;
+        if (e == EEXIST) return AddOutcome::AlreadyProtected;
+        if (e == ESRCH || e == EBADF)
+            throw Error("process " + std::to_string(tgid) + " exited before it could be protected");
+        throw_errno("cannot protect " + std::to_string(tgid), e);
+    }
+    return AddOutcome::Added;
+}
+
+bool ProtectedSet::remove(pid_t pid) {
+    pid_t tgid = process_of(pid);
+    UniqueFd pidfd = open_pidfd(tgid);
+    int key = pidfd.get();
+    if (bpf_map_delete_elem(fd_, &key) != 0) {
+        if (errno == ENOENT) return false;
+        throw_errno("cannot unprotect " + std::to_string(tgid), errno);
+    }
+    return true;
+}
+
+std::optional<lg_protected> ProtectedSet::lookup(pid_t pid) const {
+    int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0) return std::nullopt;
+    UniqueFd pidfd(fd);
+    int key = pidfd.get();
+    lg_protected mark{};
+    if (bpf_map_lookup_elem(fd_, &key, &mark) != 0) return std::nullopt;
+    return mark;
+}
+
+std::vector<ProtectedProcess> ProtectedSet::list() const {
+    std::vector<ProtectedProcess> out;
+    for (pid_t pid : list_pids()) {
+        auto mark = lookup(pid);
+        if (!mark) continue;
+        ProtectedProcess p;
+        p.pid = pid;
+        p.mark = *mark;
+        if (auto st = read_proc_stat(pid)) {
+            p.comm = st->comm;
+            p.alive = st->state != 'Z' && st->state != 'X';
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace liveguard

@@ -1,0 +1,45 @@
+#pragma once
+// The set of protected processes: a mark in task-local storage on each
+// protected thread-group leader. The kernel frees the mark with the task,
+// so identity is pinned to the process, never to a reusable PID number.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "liveguard/abi.h"
+
+namespace liveguard {
+
+struct ProtectedProcess {
+    pid_t pid = 0;
+    std::string comm;
+    bool alive = false;  // false for a zombie not yet reaped
+    lg_protected mark{};
+};
+
+enum class AddOutcome { Added, AlreadyProtected };
+
+class ProtectedSet {
+public:
+    explicit ProtectedSet(int map_fd) : fd_(map_fd) {}
+
+    // Protects the process that `pid` names (a thread id protects its
+    // whole process). `resolved` receives the thread-group id.
+    AddOutcome add(pid_t pid, std::uint32_t source, pid_t* resolved = nullptr);
+
+    // False when the process was not protected.
+    bool remove(pid_t pid);
+
+    std::optional<lg_protected> lookup(pid_t pid) const;
+
+    // Every protected process, found by asking about each one in /proc.
+    std::vector<ProtectedProcess> list() const;
+
+private:
+    int fd_;
+};
+
+}  // namespace liveguard

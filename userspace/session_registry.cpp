@@ -1,0 +1,72 @@
+#include "session_registry.h"
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include "cgroup.h"
+#include "error.h"
+
+namespace liveguard {
+
+TagOutcome SessionRegistry::tag(const std::string& mount, const std::string& dir,
+                                std::uint64_t* id_out) {
+    require_cgroup2_dir(dir);
+    int level = cgroup_level(mount, dir);
+    if (level == 0)
+        throw Error("refusing to tag the root cgroup: every process would become a session member",
+                    "create a cgroup for the session (mkdir " + mount + "/tests) and tag that");
+    if (level >= LG_MAX_CGROUP_LEVEL)
+        throw Error(dir + " is nested " + std::to_string(level) + " levels deep; the guard looks " +
+                        std::to_string(LG_MAX_CGROUP_LEVEL - 1) + " levels up at most",
+                    "tag a cgroup closer to the root");
+    std::uint64_t id = cgroup_id_of(dir);
+    if (id_out) *id_out = id;
+    struct timespec ts {};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    lg_session s{};
+    s.tagged_realtime_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+                           static_cast<std::uint64_t>(ts.tv_nsec);
+    if (bpf_map_update_elem(fd_, &id, &s, BPF_NOEXIST) != 0) {
+        int e = errno;
+        if (e == EEXIST) return TagOutcome::AlreadyTagged;
+        if (e == E2BIG)
+            throw Error("too many tagged cgroups (" + std::to_string(LG_MAX_SESSIONS) + ")",
+                        "untag sessions that ended (see `liveguard-bpf status`)");
+        throw_errno("cannot tag " + dir, e);
+    }
+    return TagOutcome::Tagged;
+}
+
+bool SessionRegistry::untag(const std::string& dir) {
+    require_cgroup2_dir(dir);
+    return untag_id(cgroup_id_of(dir));
+}
+
+bool SessionRegistry::untag_id(std::uint64_t id) {
+    if (bpf_map_delete_elem(fd_, &id) != 0) {
+        if (errno == ENOENT) return false;
+        throw_errno("cannot untag cgroup " + std::to_string(id), errno);
+    }
+    return true;
+}
+
+std::vector<TaggedCgroup> SessionRegistry::list() const {
+    std::vector<TaggedCgroup> out;
+    std::uint64_t key = 0, next = 0;
+    const void* prev = nullptr;
+    // Bounded: the map holds at most LG_MAX_SESSIONS keys; restarting the
+    // walk after a concurrent delete could otherwise loop.
+    for (int i = 0; i < 2 * LG_MAX_SESSIONS; ++i) {
+        if (bpf_map_get_next_key(fd_, prev, &next) != 0) break;
+        TaggedCgroup t;
+        t.id = next;
+        if (bpf_map_lookup_elem(fd_, &next, &t.info) == 0) out.push_back(t);
+        key = next;
+        prev = &key;
+    }
+    return out;
+}
+
+}  // namespace liveguard

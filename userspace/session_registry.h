@@ -1,0 +1,37 @@
+#pragma once
+// The set of tagged cgroups. A task is a session member when its cgroup v2
+// cgroup or any ancestor of it is tagged, so sub-cgroups a test creates
+// stay inside its session.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "liveguard/abi.h"
+
+namespace liveguard {
+
+struct TaggedCgroup {
+    std::uint64_t id = 0;
+    lg_session info{};
+};
+
+enum class TagOutcome { Tagged, AlreadyTagged };
+
+class SessionRegistry {
+public:
+    explicit SessionRegistry(int map_fd) : fd_(map_fd) {}
+
+    // `dir` must be a non-root cgroup v2 directory under `mount`.
+    TagOutcome tag(const std::string& mount, const std::string& dir, std::uint64_t* id = nullptr);
+
+    // False when it was not tagged.
+    bool untag(const std::string& dir);
+    bool untag_id(std::uint64_t id);
+
+    std::vector<TaggedCgroup> list() const;
+
+private:
+    int fd_;
+};
+
+}  // namespace liveguard

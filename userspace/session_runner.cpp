@@ -1,0 +1,198 @@
+#include "session_runner.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "cgroup.h"
+#include "error.h"
+#include "fd.h"
+#include "loader.h"
+#include "pinned_maps.h"
+#include "proc.h"
+#include "session_registry.h"
+
+namespace liveguard {
+namespace {
+
+struct Account {
+    uid_t uid;
+    gid_t gid;
+    std::string name;
+};
+
+Account lookup_user(const std::string& user) {
+    struct passwd pw {};
+    struct passwd* res = nullptr;
+    std::vector<char> buf(16384);
+    if (auto uid = parse_pid(user)) {  // numeric uid
+        if (getpwuid_r(static_cast<uid_t>(*uid), &pw, buf.data(), buf.size(), &res) == 0 && res)
+            return {pw.pw_uid, pw.pw_gid, pw.pw_name};
+        throw Error("no user with uid " + user, "give an existing user name or uid");
+    }
+    if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &res) != 0 || !res)
+        throw Error("no such user: " + user, "give an existing user name or uid (see getent passwd)");
+    return {pw.pw_uid, pw.pw_gid, pw.pw_name};
+}
+
+// The session's cgroup: created and tagged on construction; on
+// destruction every process left in it is killed, the cgroup removed and
+// only then untagged, so stragglers stay restricted until they are gone.
+class SessionCgroup {
+public:
+    SessionCgroup(SessionRegistry& registry, const std::string& mount) : registry_(registry) {
+        std::string parent = mount + "/liveguard";
+        if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
+            throw_errno("cannot create " + parent, errno,
+                        "check that the cgroup v2 hierarchy at " + mount + " is writable");
+        for (int attempt = 0;; ++attempt) {
+            path_ = parent + "/run-" + std::to_string(::getpid()) +
+                    (attempt ? "-" + std::to_string(attempt) : "");
+            if (::mkdir(path_.c_str(), 0755) == 0) break;
+            if (errno != EEXIST || attempt > 100) throw_errno("cannot create " + path_, errno);
+        }
+        try {
+            registry_.tag(mount, path_, &id_);
+        } catch (...) {
+            ::rmdir(path_.c_str());
+            throw;
+        }
+    }
+    ~SessionCgroup() {
+        kill_remaining();
+        for (int i = 0; i < 500 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        try {
+            registry_.untag_id(id_);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "liveguard-bpf: warning: %s\n", e.what());
+        }
+    }
+    SessionCgroup(const SessionCgroup&) = delete;
+    SessionCgroup& operator=(const SessionCgroup&) = delete;
+
+    const std::string& path() const { return path_; }
+
+private:
+    void kill_remaining() {
+        // cgroup.kill (5.14+) reaches processes that fork while we kill.
+        UniqueFd fd(::open((path_ + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC));
+        if (fd && ::write(fd.get(), "1", 1) == 1) return;
+        for (int round = 0; round < 50; ++round) {
+            auto procs = read_small_file(path_ + "/cgroup.procs");
+            if (!procs || procs->empty()) return;
+            std::size_t pos = 0;
+            while (pos < procs->size()) {
+                auto end = procs->find('\n', pos);
+                if (auto pid = parse_pid(std::string_view(*procs).substr(pos, end - pos)))
+                    ::kill(*pid, SIGKILL);
+                if (end == std::string::npos) break;
+                pos = end + 1;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+
+    SessionRegistry& registry_;
+    std::string path_;
+    std::uint64_t id_ = 0;
+};
+
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int sig) {
+    if (g_child > 0) ::kill(g_child, sig);
+}
+
+}  // namespace
+
+int shell_status(int st) {
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return 1;
+}
+
+int run_session(const RunOptions& opts) {
+    require_root("run");
+    if (opts.argv.empty()) throw Error("no command given", "usage: liveguard-bpf run -- CMD [ARGS...]", 2);
+    std::optional<Account> account;
+    if (opts.user) account = lookup_user(*opts.user);
+
+    PinnedMaps maps = PinnedMaps::open();
+    SessionRegistry registry(maps.sessions.get());
+    std::string mount = cgroup2_mount();
+    SessionCgroup session(registry, mount);
+    std::string procs = session.path() + "/cgroup.procs";
+
+    std::vector<char*> argv;
+    for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+
+    // The child reports a failure before exec through this pipe, so the
+    // parent can tell "could not start" from the command's own status.
+    int errpipe[2];
+    if (::pipe2(errpipe, O_CLOEXEC) != 0) throw_errno("cannot create a pipe", errno);
+    UniqueFd err_read(errpipe[0]), err_write(errpipe[1]);
+
+    pid_t child = ::fork();
+    if (child < 0) throw_errno("cannot fork", errno);
+    if (child == 0) {
+        auto fail = [&](const char* step) {
+            int e = errno;
+            char msg[512];
+            int n = std::snprintf(msg, sizeof msg, "%s: %s", step, std::strerror(e));
+            (void)!::write(err_write.get(), msg, static_cast<std::size_t>(n));
+            ::_exit(127);
+        };
+        // Join before anything else runs: nothing of CMD ever runs outside.
+        int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ::write(fd, "0", 1) != 1) fail("cannot join the session cgroup");
+        ::close(fd);
+        if (account) {
+            if (::initgroups(account->name.c_str(), account->gid) != 0) fail("initgroups");
+            if (::setgid(account->gid) != 0) fail("setgid");
+            if (::setuid(account->uid) != 0) fail("setuid");
+        }
+        ::execvp(argv[0], argv.data());
+        fail((std::string("cannot run ") + argv[0]).c_str());
+    }
+    err_write.reset();
+    g_child = child;
+    // Like system(): the terminal's ^C reaches the command directly; the
+    // runner stays to clean up. Termination requests are passed on.
+    struct sigaction ign {}, fwd {}, old_int {}, old_quit {}, old_term {}, old_hup {};
+    ign.sa_handler = SIG_IGN;
+    fwd.sa_handler = forward_signal;
+    ::sigaction(SIGINT, &ign, &old_int);
+    ::sigaction(SIGQUIT, &ign, &old_quit);
+    ::sigaction(SIGTERM, &fwd, &old_term);
+    ::sigaction(SIGHUP, &fwd, &old_hup);
+
+    char msg[512];
+    ssize_t n;
+    while ((n = ::read(err_read.get(), msg, sizeof msg - 1)) < 0 && errno == EINTR) {}
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    g_child = 0;
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    ::sigaction(SIGHUP, &old_hup, nullptr);
+    if (n > 0) {
+        msg[n] = '\0';
+        throw Error(msg, "check the command and the user", 127);
+    }
+    return shell_status(status);
+}
+
+}  // namespace liveguard

@@ -1,0 +1,22 @@
+#pragma once
+// `run`: a command inside a fresh, tagged cgroup that is torn down after.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace liveguard {
+
+struct RunOptions {
+    std::vector<std::string> argv;
+    std::optional<std::string> user;  // drop to this user after joining
+};
+
+// Runs the command and returns its exit status (128+N when killed by
+// signal N). Processes it left behind in the session are killed, then the
+// cgroup is removed and untagged.
+int run_session(const RunOptions& opts);
+
+// Exit status in the shell's convention for a waitpid() status.
+int shell_status(int wait_status);
+
+}  // namespace liveguard
