@@ -10,7 +10,7 @@ CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CXX       ?= g++
 CXXFLAGS  ?= -O2 -g
-CXXFLAGS  += -std=c++20 -Wall -Wextra -Werror=return-type -I$(BUILD) -Iinclude -Iuserspace
+CXXFLAGS  += -std=c++20 -Wall -Wextra -Werror=return-type -Wno-missing-field-initializers -I$(BUILD) -Iinclude -Iuserspace
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Iinclude
 LDLIBS    := -lbpf -lelf -lz
 GTEST_LIBS := -lgtest -lpthread

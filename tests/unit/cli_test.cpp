@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "cli.h"
+
+using liveguard::parse_cli;
+using liveguard::ParseResult;
+
+namespace {
+
+ParseResult parse(std::vector<const char*> args) {
+    args.insert(args.begin(), "liveguard-bpf");
+    return parse_cli(static_cast<int>(args.size()), args.data());
+}
+
+}  // namespace
+
+TEST(Cli, EverySubcommandParses) {
+    for (const char* name : {"load", "unload", "status", "events", "doctor"}) {
+        auto r = parse({name});
+        ASSERT_TRUE(r.command) << name << ": " << r.err;
+        EXPECT_EQ(r.command->name, name);
+    }
+}
+
+TEST(Cli, ProtectTakesAPid) {
+    auto r = parse({"protect", "--pid", "1234"});
+    ASSERT_TRUE(r.command) << r.err;
+    EXPECT_EQ(r.command->name, "protect");
+    EXPECT_EQ(r.command->pid, 1234);
+}
+
+TEST(Cli, BadPidIsAUsageError) {
+    for (const char* bad : {"abc", "-5", "0", "12x", "", "99999999999"}) {
+        auto r = parse({"unprotect", "--pid", bad});
+        EXPECT_FALSE(r.command) << bad;
+        EXPECT_EQ(r.exit_code, 2) << bad;
+        EXPECT_FALSE(r.err.empty()) << bad;
+    }
+}
+
+TEST(Cli, MissingPidIsAUsageError) {
+    auto r = parse({"protect"});
+    EXPECT_FALSE(r.command);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--pid"), std::string::npos);
+}
+
+TEST(Cli, UnknownSubcommandPrintsUsageAndExits2) {
+    auto r = parse({"frobnicate"});
+    EXPECT_FALSE(r.command);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("Usage"), std::string::npos);
+}
+
+TEST(Cli, NoSubcommandIsAUsageError) {
+    auto r = parse({});
+    EXPECT_FALSE(r.command);
+    EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST(Cli, HelpGoesToStdoutAndExits0) {
+    auto r = parse({"--help"});
+    EXPECT_FALSE(r.command);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("run"), std::string::npos);
+    EXPECT_TRUE(r.err.empty());
+}
+
+TEST(Cli, SubcommandHelpDescribesIt) {
+    auto r = parse({"run", "--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("--user"), std::string::npos);
+}
+
+TEST(Cli, TagTakesADirectory) {
+    auto r = parse({"tag", "/sys/fs/cgroup/tests"});
+    ASSERT_TRUE(r.command) << r.err;
+    EXPECT_EQ(r.command->cgroup_dir, "/sys/fs/cgroup/tests");
+    EXPECT_EQ(parse({"untag"}).exit_code, 2);
+}
+
+TEST(Cli, RunKeepsCommandOptionsAfterDoubleDash) {
+    auto r = parse({"run", "--user", "dev", "--", "pytest", "-x", "--maxfail=1", "tests/"});
+    ASSERT_TRUE(r.command) << r.err;
+    EXPECT_EQ(r.command->run.user.value_or(""), "dev");
+    std::vector<std::string> want{"pytest", "-x", "--maxfail=1", "tests/"};
+    EXPECT_EQ(r.command->run.argv, want);
+}
+
+TEST(Cli, RunWithoutCommandIsAUsageError) {
+    EXPECT_EQ(parse({"run"}).exit_code, 2);
+    EXPECT_EQ(parse({"run", "--"}).exit_code, 2);
+}
+
+TEST(Cli, JsonFlags) {
+    EXPECT_TRUE(parse({"status", "--json"}).command->json);
+    EXPECT_TRUE(parse({"events", "--json"}).command->json);
+    EXPECT_TRUE(parse({"doctor", "--json"}).command->json);
+    EXPECT_FALSE(parse({"status"}).command->json);
+    EXPECT_EQ(parse({"load", "--json"}).exit_code, 2);
+}
+
+TEST(Cli, VerboseAnywhere) {
+    EXPECT_TRUE(parse({"-v", "load"}).command->verbose);
+    EXPECT_TRUE(parse({"load", "--verbose"}).command->verbose);
+}

@@ -1,0 +1,127 @@
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "doctor.h"
+#include "event_format.h"
+#include "json.h"
+#include "proc.h"
+#include "session_runner.h"
+
+using namespace liveguard;
+
+namespace {
+
+lg_event sample_event() {
+    lg_event e{};
+    e.boot_ns = 5'000'000'000ull;
+    e.session_cgroup_id = 4242;
+    e.verdict = LG_VERDICT_DENIED;
+    e.hook = LG_HOOK_TASK_KILL;
+    e.pid = 100;
+    e.tid = 101;
+    e.target_pid = 200;
+    e.target_tid = 200;
+    e.signal = 15;
+    std::strcpy(e.comm, "python3");
+    std::memcpy(e.target_comm, "hermes-gateway!!", 16);  // full length, no NUL
+    return e;
+}
+
+}  // namespace
+
+TEST(Abi, LayoutMatchesTheBpfSide) {
+    // The header's static_asserts already hold at compile time; these keep
+    // the numbers visible in the test report.
+    EXPECT_EQ(sizeof(lg_event), 80u);
+    EXPECT_EQ(sizeof(lg_protected), 16u);
+    EXPECT_EQ(sizeof(lg_session), 16u);
+    EXPECT_EQ(offsetof(lg_event, comm), 48u);
+}
+
+TEST(EventFormat, Json) {
+    // 2026-11-30T00:00:00Z = 1795996800
+    std::int64_t offset = 1795996800ll * 1000000000ll - 5'000'000'000ll + 123'000'000ll;
+    std::string line = format_event_json(sample_event(), offset);
+    EXPECT_EQ(line,
+              "{\"time\":\"2026-11-30T00:00:00.123Z\",\"verdict\":\"denied\",\"hook\":\"task_kill\","
+              "\"pid\":100,\"tid\":101,\"comm\":\"python3\",\"target_pid\":200,\"target_tid\":200,"
+              "\"target_comm\":\"hermes-gateway!!\",\"signal\":\"SIGTERM\",\"signal_number\":15,"
+              "\"session_cgroup_id\":4242}");
+}
+
+TEST(EventFormat, Text) {
+    std::int64_t offset = 1795996800ll * 1000000000ll - 5'000'000'000ll;
+    std::string line = format_event_text(sample_event(), offset);
+    EXPECT_EQ(line,
+              "2026-11-30T00:00:00.000Z DENIED task_kill: python3[100/101] sent SIGTERM to "
+              "hermes-gateway!![200] (session cgroup 4242)");
+}
+
+TEST(EventFormat, CommWithQuotesAndControlBytesStaysValidJson) {
+    lg_event e = sample_event();
+    std::memcpy(e.comm, "a\"b\\c\n\x01\xff", 9);
+    std::string line = format_event_json(e, 0);
+    EXPECT_NE(line.find("\"comm\":\"a\\\"b\\\\c\\n\\u0001\\u00ff\""), std::string::npos) << line;
+}
+
+TEST(EventFormat, SignalNames) {
+    EXPECT_EQ(signal_name(9), "SIGKILL");
+    EXPECT_EQ(signal_name(1), "SIGHUP");
+    EXPECT_EQ(signal_name(31), "SIGSYS");
+    EXPECT_EQ(signal_name(32), "SIGRTMIN");
+    EXPECT_EQ(signal_name(35), "SIGRTMIN+3");
+    EXPECT_EQ(signal_name(200), "SIG200");
+}
+
+TEST(Json, QuoteKeepsUtf8) {
+    EXPECT_EQ(json::quote("h\xc3\xa9"), "\"h\xc3\xa9\"");
+    EXPECT_EQ(json::quote("\xc3"), "\"\\u00c3\"");
+}
+
+TEST(ProcStat, ParsesCommWithParensAndSpaces) {
+    std::string line =
+        "4321 (evil) (x) y) S 1 4321 4321 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 "
+        "10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+    auto st = parse_proc_stat(line);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->pid, 4321);
+    EXPECT_EQ(st->comm, "evil) (x) y");
+    EXPECT_EQ(st->state, 'S');
+    EXPECT_EQ(st->ppid, 1);
+    EXPECT_EQ(st->start_ticks, 987654u);
+}
+
+TEST(ProcStat, RejectsTruncatedLines) {
+    EXPECT_FALSE(parse_proc_stat(""));
+    EXPECT_FALSE(parse_proc_stat("12 (x) S 1 2"));
+    EXPECT_FALSE(parse_proc_stat("12 (x"));
+}
+
+TEST(Pid, StrictParsing) {
+    EXPECT_EQ(parse_pid("1").value_or(0), 1);
+    EXPECT_EQ(parse_pid("4194304").value_or(0), 4194304);
+    EXPECT_FALSE(parse_pid("0"));
+    EXPECT_FALSE(parse_pid("+3"));
+    EXPECT_FALSE(parse_pid("-3"));
+    EXPECT_FALSE(parse_pid(" 3"));
+    EXPECT_FALSE(parse_pid("3 "));
+    EXPECT_FALSE(parse_pid("2147483648"));
+}
+
+TEST(Doctor, KernelVersionAndLsmList) {
+    EXPECT_EQ(parse_kernel_version("6.1.0-50-amd64"), std::make_pair(6, 1));
+    EXPECT_EQ(parse_kernel_version("5.10.0"), std::make_pair(5, 10));
+    EXPECT_EQ(parse_kernel_version("junk"), std::make_pair(0, 0));
+    EXPECT_TRUE(lsm_list_has_bpf("lockdown,capability,landlock,bpf\n"));
+    EXPECT_TRUE(lsm_list_has_bpf("bpf,yama"));
+    EXPECT_FALSE(lsm_list_has_bpf("lockdown,capability,bpfx,apparmor"));
+    EXPECT_FALSE(lsm_list_has_bpf(""));
+}
+
+TEST(Run, ShellStatus) {
+    EXPECT_EQ(shell_status(0), 0);
+    EXPECT_EQ(shell_status(3 << 8), 3);
+    EXPECT_EQ(shell_status(9), 128 + 9);   // killed by SIGKILL
+    EXPECT_EQ(shell_status(15), 128 + 15);
+}

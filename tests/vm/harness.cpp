@@ -1,0 +1,316 @@
+#include "harness.h"
+
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/bpf.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cgroup.h"
+
+namespace lgtest {
+namespace {
+
+std::string self_dir() {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return ".";
+    buf[n] = '\0';
+    return std::filesystem::path(buf).parent_path().string();
+}
+
+std::string read_fd(int fd) {
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    return out;
+}
+
+int counter = 0;
+
+}  // namespace
+
+std::optional<std::string> read_file(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) return std::nullopt;
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+CmdResult run_cmd(const std::vector<std::string>& argv) {
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return {};
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        std::vector<char*> a;
+        for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+        a.push_back(nullptr);
+        ::execvp(a[0], a.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    CmdResult r;
+    // Read both pipes without deadlocking on a full one.
+    std::thread t([&] { r.err = read_fd(err[0]); });
+    r.out = read_fd(out[0]);
+    t.join();
+    ::close(out[0]);
+    ::close(err[0]);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
+CmdResult lg(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{self_dir() + "/liveguard-bpf"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_cmd(argv);
+}
+
+std::string cgroup_root() { return liveguard::cgroup2_mount(); }
+
+bool sabotaged() {
+    const char* v = ::getenv("LIVEGUARD_TEST_WITHOUT_GUARD");
+    return v && *v && std::string(v) != "0";
+}
+
+void ensure_guard() {
+    auto r = lg({"load"});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    if (sabotaged()) {
+        // Dropping the link's only reference detaches the LSM program while
+        // every map and CLI command keeps working.
+        ASSERT_EQ(::unlink("/sys/fs/bpf/liveguard/link_lg_task_kill"), 0) << std::strerror(errno);
+    }
+}
+
+Target::Target(TargetOptions opts) {
+    int ready[2];
+    if (::pipe(ready) != 0) throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        ::close(ready[0]);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (opts.own_process_group) ::setpgid(0, 0);
+        if (opts.join_pgid) ::setpgid(0, *opts.join_pgid);
+        if (opts.uid && ::setresuid(*opts.uid, *opts.uid, *opts.uid) != 0) ::_exit(99);
+        ::prctl(PR_SET_NAME, opts.name.c_str());
+        std::vector<pid_t> tids{static_cast<pid_t>(::gettid())};
+        std::atomic<int> started{0};
+        for (int i = 0; i < opts.threads; ++i) {
+            std::thread([&] {
+                pid_t tid = static_cast<pid_t>(::gettid());
+                (void)!::write(ready[1], &tid, sizeof tid);
+                started++;
+                for (;;) ::pause();
+            }).detach();
+        }
+        while (started.load() < opts.threads) std::this_thread::yield();
+        pid_t self = static_cast<pid_t>(::gettid());
+        (void)!::write(ready[1], &self, sizeof self);
+        ::close(ready[1]);
+        for (;;) ::pause();
+    }
+    ::close(ready[1]);
+    if (opts.own_process_group) ::setpgid(pid_, pid_);
+    // Thread ids come first, then the main thread's: all written = ready.
+    for (int i = 0; i <= opts.threads; ++i) {
+        pid_t tid = 0;
+        if (::read(ready[0], &tid, sizeof tid) != sizeof tid) break;
+        tids_.push_back(tid);
+    }
+    ::close(ready[0]);
+}
+
+Target::~Target() {
+    if (!reaped_ && pid_ > 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+}
+
+bool Target::untouched() {
+    if (reaped_) return false;
+    int st = 0;
+    pid_t r = ::waitpid(pid_, &st, WNOHANG | WUNTRACED);
+    if (r == pid_) {
+        if (!WIFSTOPPED(st)) reaped_ = true;
+        return false;
+    }
+    // A signal that got through is either still pending or already acted.
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(
+             "/proc/" + std::to_string(pid_) + "/task", ec)) {
+        auto status = read_file(t.path().string() + "/status");
+        if (!status) return false;
+        std::istringstream in(*status);
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.rfind("State:", 0) == 0) {
+                char s = line.size() > 7 ? line[7] : '?';
+                if (s == 'T' || s == 't' || s == 'Z' || s == 'X') return false;
+            }
+            if (line.rfind("SigPnd:", 0) == 0 || line.rfind("ShdPnd:", 0) == 0) {
+                if (line.find_first_not_of("0\t ", 7) != std::string::npos) return false;
+            }
+        }
+    }
+    return !ec;
+}
+
+bool Target::wait_killed() {
+    if (reaped_) return true;
+    for (int i = 0; i < 500; ++i) {
+        int st = 0;
+        if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+            reaped_ = true;
+            return WIFSIGNALED(st);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+Session::Session(bool tag) : tagged_(tag) {
+    dir_ = cgroup_root() + "/lgtest-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+    if (::mkdir(dir_.c_str(), 0755) != 0) throw std::runtime_error("mkdir " + dir_);
+    if (tag) {
+        auto r = lg({"tag", dir_});
+        if (r.status != 0) throw std::runtime_error("tag failed: " + r.out + r.err);
+    }
+}
+
+Session::~Session() {
+    namespace fs = std::filesystem;
+    // Deepest first: a cgroup can only go once its children have.
+    std::vector<std::string> dirs;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir_, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_directory()) dirs.push_back(it->path().string());
+    dirs.insert(dirs.begin(), dir_);
+    if (auto f = std::ofstream(dir_ + "/cgroup.kill")) f << "1";
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+        for (int i = 0; i < 300 && ::rmdir(it->c_str()) != 0 && errno == EBUSY; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (tagged_) lg({"untag", dir_});  // fails harmlessly once the dir is gone
+}
+
+std::uint64_t Session::id() const { return liveguard::cgroup_id_of(dir_); }
+
+std::string Session::make_child(const std::string& name) {
+    std::string d = dir_ + "/" + name;
+    if (::mkdir(d.c_str(), 0755) != 0) throw std::runtime_error("mkdir " + d);
+    return d;
+}
+
+int Session::as_member(const std::function<int()>& fn, const std::string& cgroup,
+                       std::optional<uid_t> uid) {
+    std::string procs = (cgroup.empty() ? dir_ : cgroup) + "/cgroup.procs";
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int fd = ::open(procs.c_str(), O_WRONLY);
+        if (fd < 0 || ::write(fd, "0", 1) != 1) ::_exit(250);
+        ::close(fd);
+        if (uid && ::setresuid(*uid, *uid, *uid) != 0) ::_exit(251);
+        ::_exit(fn() & 0xff);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    if (!WIFEXITED(st)) return 252;
+    return WEXITSTATUS(st);
+}
+
+void protect(pid_t pid) {
+    auto r = lg({"protect", "--pid", std::to_string(pid)});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+}
+
+static int ret(long rc) { return rc == 0 ? 0 : errno; }
+
+int sys_kill(pid_t pid, int sig) { return ret(::kill(pid, sig)); }
+int sys_tkill(pid_t tid, int sig) { return ret(::syscall(SYS_tkill, tid, sig)); }
+int sys_tgkill(pid_t tgid, pid_t tid, int sig) { return ret(::syscall(SYS_tgkill, tgid, tid, sig)); }
+
+static siginfo_t queue_info(int sig) {
+    siginfo_t info;
+    std::memset(&info, 0, sizeof info);
+    info.si_signo = sig;
+    info.si_code = SI_QUEUE;  // what sigqueue(3) sends; allowed to other processes
+    info.si_pid = ::getpid();
+    info.si_uid = ::getuid();
+    return info;
+}
+
+int sys_rt_sigqueueinfo(pid_t pid, int sig) {
+    siginfo_t info = queue_info(sig);
+    return ret(::syscall(SYS_rt_sigqueueinfo, pid, sig, &info));
+}
+
+int sys_rt_tgsigqueueinfo(pid_t tgid, pid_t tid, int sig) {
+    siginfo_t info = queue_info(sig);
+    return ret(::syscall(SYS_rt_tgsigqueueinfo, tgid, tid, sig, &info));
+}
+
+int sys_pidfd_send_signal(pid_t pid, int sig) {
+    int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (fd < 0) return errno;
+    int r = ret(::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0));
+    ::close(fd);
+    return r;
+}
+
+std::vector<std::string> drain_events() {
+    auto r = lg({"events", "--json", "--no-follow"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<std::string> lines;
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line))
+        if (!line.empty()) lines.push_back(line);
+    return lines;
+}
+
+int attached_links_of(const std::string& prog_name) {
+    int count = 0;
+    __u32 id = 0;
+    while (bpf_link_get_next_id(id, &id) == 0) {
+        int fd = bpf_link_get_fd_by_id(id);
+        if (fd < 0) continue;
+        struct bpf_link_info link {};
+        __u32 len = sizeof link;
+        if (bpf_obj_get_info_by_fd(fd, &link, &len) == 0) {
+            int pfd = bpf_prog_get_fd_by_id(link.prog_id);
+            struct bpf_prog_info prog {};
+            __u32 plen = sizeof prog;
+            if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &prog, &plen) == 0 &&
+                prog_name.compare(0, sizeof prog.name - 1, prog.name) == 0)
+                ++count;
+            if (pfd >= 0) ::close(pfd);
+        }
+        ::close(fd);
+    }
+    return count;
+}
+
+}  // namespace lgtest

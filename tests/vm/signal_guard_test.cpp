@@ -1,0 +1,318 @@
+// Enforcement of the signal guard on the real kernel. Tests in the Guard
+// suite each assert a refusal; the control run (LIVEGUARD_TEST_WITHOUT_GUARD)
+// repeats them with the LSM link removed and requires every one to fail.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "harness.h"
+
+using namespace lgtest;
+
+namespace {
+
+class Guard : public ::testing::Test {
+protected:
+    void SetUp() override { ensure_guard(); }
+};
+
+// The same, for tests whose claim is not a refusal.
+class Selectivity : public Guard {};
+
+constexpr uid_t kTestUid = 4242;
+
+}  // namespace
+
+TEST_F(Guard, KillFromSessionIsRefusedForEverySignal) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    for (int sig : {SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGSTOP, SIGRTMIN}) {
+        EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), sig); }), EPERM) << strsignal(sig);
+        EXPECT_TRUE(t.untouched()) << strsignal(sig);
+    }
+}
+
+TEST_F(Guard, TkillOnEveryThreadIsRefused) {
+    Target t({.threads = 2});
+    ASSERT_EQ(t.thread_ids().size(), 3u);
+    protect(t.pid());
+    Session s;
+    for (pid_t tid : t.thread_ids()) {
+        EXPECT_EQ(s.as_member([&] { return sys_tkill(tid, SIGKILL); }), EPERM) << tid;
+        EXPECT_TRUE(t.untouched());
+    }
+}
+
+TEST_F(Guard, TgkillIsRefused) {
+    Target t({.threads = 1});
+    protect(t.pid());
+    Session s;
+    for (pid_t tid : t.thread_ids())
+        EXPECT_EQ(s.as_member([&] { return sys_tgkill(t.pid(), tid, SIGTERM); }), EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, RtSigqueueinfoIsRefused) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_rt_sigqueueinfo(t.pid(), SIGTERM); }), EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, RtTgsigqueueinfoIsRefused) {
+    Target t({.threads = 1});
+    protect(t.pid());
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_rt_tgsigqueueinfo(t.pid(), t.thread_ids()[0], SIGUSR1); }),
+              EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, PidfdSendSignalIsRefused) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_pidfd_send_signal(t.pid(), SIGKILL); }), EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, KillOfAProcessGroupSparesTheProtectedMember) {
+    Target t({.own_process_group = true});
+    Target bystander({.join_pgid = t.pid()});
+    protect(t.pid());
+    Session s;
+    // The kernel checks each process of the group; the call succeeds
+    // because the unprotected one was signalled.
+    EXPECT_EQ(s.as_member([&] { return sys_kill(-t.pid(), SIGKILL); }), 0);
+    EXPECT_TRUE(bystander.wait_killed());
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, KillMinusOneSparesTheProtectedProcess) {
+    // kill(-1) reaches every process the sender may signal: run it as an
+    // otherwise unused uid so only the test's own processes are in reach.
+    Target t({.uid = kTestUid});
+    Target bystander({.uid = kTestUid, .name = "lg-bystander"});
+    protect(t.pid());
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(-1, SIGKILL); }, "", kTestUid), 0);
+    EXPECT_TRUE(bystander.wait_killed());
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, NestedCgroupInsideASessionIsEnforced) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    std::string inner = s.make_child("worker");
+    std::string innermost = inner + "/gw0";
+    ASSERT_EQ(::mkdir(innermost.c_str(), 0755), 0);
+    EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGTERM); }, inner), EPERM);
+    EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }, innermost), EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, TaggingAnExistingCgroupEnforcesOnItsProcesses) {
+    Target t;
+    protect(t.pid());
+    Session s(false);  // created untagged; a process joins before the tag
+    int joined[2], go[2];
+    ASSERT_EQ(::pipe(joined), 0);
+    ASSERT_EQ(::pipe(go), 0);
+    pid_t m = ::fork();
+    if (m == 0) {
+        std::ofstream(s.dir() + "/cgroup.procs") << "0";
+        char c = 1;
+        (void)!::write(joined[1], &c, 1);
+        (void)!::read(go[0], &c, 1);
+        ::_exit(sys_kill(t.pid(), SIGTERM));
+    }
+    char c;
+    ASSERT_EQ(::read(joined[0], &c, 1), 1);
+    auto r = lg({"tag", s.dir()});
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(::write(go[1], &c, 1), 1);
+    int st = 0;
+    ::waitpid(m, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), EPERM);
+    EXPECT_TRUE(t.untouched());
+    lg({"untag", s.dir()});
+    for (int fd : {joined[0], joined[1], go[0], go[1]}) ::close(fd);
+}
+
+TEST_F(Guard, RunPutsTheCommandInAnEnforcedSession) {
+    Target t;
+    protect(t.pid());
+    auto r = lg({"run", "--", "sh", "-c", "kill -TERM " + std::to_string(t.pid())});
+    EXPECT_NE(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("ermitted"), std::string::npos) << r.err;  // "Operation not permitted"
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, RunAsAnotherUserIsEnforced) {
+    // The target runs as nobody too, so only the guard stands in the way.
+    Target t({.uid = 65534});
+    protect(t.pid());
+    auto r = lg({"run", "--user", "nobody", "--", "sh", "-c",
+                 "id -u; kill -KILL " + std::to_string(t.pid())});
+    EXPECT_EQ(r.out, "65534\n");
+    EXPECT_NE(r.status, 0);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, EnforcementOutlivesTheLoadingProcess) {
+    ASSERT_EQ(lg({"unload"}).status, 0);
+    auto r = lg({"load"});  // a process that has exited by the next line
+    ASSERT_EQ(r.status, 0) << r.err;
+    ensure_guard();
+    Target t;
+    protect(t.pid());
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }), EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, PidReuseLeavesTheNewcomerUnprotected) {
+    Session s;
+    auto a = std::make_unique<Target>();
+    pid_t pid = a->pid();
+    protect(pid);
+    EXPECT_EQ(s.as_member([&] { return sys_kill(pid, SIGKILL); }), EPERM);
+    EXPECT_TRUE(a->untouched());
+    a.reset();  // killed and reaped by the test, which is not a member
+    // Make the next fork get the same PID.
+    std::unique_ptr<Target> b;
+    for (int attempt = 0; attempt < 20 && (!b || b->pid() != pid); ++attempt) {
+        b.reset();
+        std::ofstream("/proc/sys/kernel/ns_last_pid") << pid - 1;
+        b = std::make_unique<Target>();
+    }
+    ASSERT_EQ(b->pid(), pid) << "could not force PID reuse";
+    EXPECT_EQ(s.as_member([&] { return sys_kill(pid, SIGKILL); }), 0);
+    EXPECT_TRUE(b->wait_killed());
+}
+
+TEST_F(Guard, EachRefusalIsExactlyOneEvent) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    drain_events();
+    std::vector<int> sigs{SIGTERM, SIGKILL, SIGUSR1};
+    std::vector<pid_t> senders;
+    for (int sig : sigs) {
+        int pipefd[2];
+        ASSERT_EQ(::pipe(pipefd), 0);
+        EXPECT_EQ(s.as_member([&] {
+                      pid_t self = ::getpid();
+                      (void)!::write(pipefd[1], &self, sizeof self);
+                      return sys_kill(t.pid(), sig);
+                  }),
+                  EPERM);
+        pid_t sender = 0;
+        ASSERT_EQ(::read(pipefd[0], &sender, sizeof sender), (ssize_t)sizeof sender);
+        senders.push_back(sender);
+        ::close(pipefd[0]);
+        ::close(pipefd[1]);
+    }
+    auto events = drain_events();
+    std::vector<std::string> mine;
+    std::string target_key = "\"target_pid\":" + std::to_string(t.pid()) + ",";
+    for (const auto& e : events)
+        if (e.find(target_key) != std::string::npos) mine.push_back(e);
+    ASSERT_EQ(mine.size(), sigs.size());
+    const char* names[] = {"SIGTERM", "SIGKILL", "SIGUSR1"};
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+        const auto& e = mine[i];
+        EXPECT_NE(e.find("\"verdict\":\"denied\""), std::string::npos) << e;
+        EXPECT_NE(e.find("\"hook\":\"task_kill\""), std::string::npos) << e;
+        EXPECT_NE(e.find("\"pid\":" + std::to_string(senders[i]) + ","), std::string::npos) << e;
+        EXPECT_NE(e.find("\"target_comm\":\"lg-gateway\""), std::string::npos) << e;
+        EXPECT_NE(e.find(std::string("\"signal\":\"") + names[i] + "\""), std::string::npos) << e;
+        EXPECT_NE(e.find("\"session_cgroup_id\":" + std::to_string(s.id()) + "}"),
+                  std::string::npos)
+            << e;
+        EXPECT_NE(e.find("\"time\":\"20"), std::string::npos) << e;
+    }
+}
+
+TEST_F(Guard, StatusCountsEveryRefusal) {
+    auto before = lg({"status", "--json"});
+    ASSERT_EQ(before.status, 0);
+    auto count = [](const std::string& json) {
+        auto at = json.find("\"task_kill\":");
+        return at == std::string::npos ? -1L : std::stol(json.substr(at + 12));
+    };
+    Target t;
+    protect(t.pid());
+    Session s;
+    s.as_member([&] { return sys_kill(t.pid(), SIGTERM); });
+    s.as_member([&] { return sys_tkill(t.pid(), SIGTERM); });
+    auto after = lg({"status", "--json"});
+    EXPECT_EQ(count(after.out) - count(before.out), 2) << before.out << after.out;
+}
+
+TEST_F(Selectivity, SignalsFromOutsideASessionAreDelivered) {
+    Target t;
+    protect(t.pid());
+    EXPECT_EQ(sys_kill(t.pid(), SIGTERM), 0);
+    EXPECT_TRUE(t.wait_killed());
+}
+
+TEST_F(Selectivity, SignalZeroFromASessionPasses) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), 0); }), 0);
+    EXPECT_EQ(s.as_member([&] { return sys_pidfd_send_signal(t.pid(), 0); }), 0);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Selectivity, AMemberMayKillItsOwnChild) {
+    Session s;
+    int r = s.as_member([] {
+        pid_t c = ::fork();
+        if (c == 0) {
+            for (;;) ::pause();
+        }
+        if (::kill(c, SIGKILL) != 0) return errno;
+        int st = 0;
+        ::waitpid(c, &st, 0);
+        return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 200;
+    });
+    EXPECT_EQ(r, 0);
+}
+
+TEST_F(Selectivity, AMemberMayKillUnprotectedProcesses) {
+    Target t;
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }), 0);
+    EXPECT_TRUE(t.wait_killed());
+}
+
+TEST_F(Selectivity, AnUntaggedCgroupIsNotASession) {
+    Target t;
+    protect(t.pid());
+    Session s(false);
+    EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }), 0);
+    EXPECT_TRUE(t.wait_killed());
+}
+
+TEST_F(Selectivity, UnprotectRestoresDelivery) {
+    Target t;
+    protect(t.pid());
+    auto r = lg({"unprotect", "--pid", std::to_string(t.pid())});
+    ASSERT_EQ(r.status, 0) << r.err;
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }), 0);
+    EXPECT_TRUE(t.wait_killed());
+}
