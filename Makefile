@@ -90,7 +90,7 @@ test: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests
 	@tests/run-all
 
 demo: $(BUILD)/liveguard-bpf
-	vmtest/run tests/demo
+	vmtest/run tests/demo/run
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests \
