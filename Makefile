@@ -16,7 +16,7 @@ LDLIBS    := -lbpf -lelf -lz
 GTEST_LIBS := -lgtest -lpthread
 
 # Debian packages the build, the tests and the VM need.
-DEPS := clang llvm libbpf-dev bpftool libcli11-dev libgtest-dev libelf-dev zlib1g-dev \
+DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev \
         qemu-system-x86 busybox-static cpio s6 python3 iproute2 procps
 
 USERSPACE_SRCS := $(filter-out userspace/main.cpp,$(wildcard userspace/*.cpp))
@@ -27,7 +27,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
-.PHONY: all deps test unit-test vm-test demo clean
+.PHONY: all deps test unit-test vm-test demo bench clean
 all: $(BUILD)/liveguard-bpf
 
 # Installs missing Debian packages (as root; apt-get update first).
@@ -63,7 +63,7 @@ $(BUILD)/obj/%.o: userspace/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 
 $(BUILD)/obj/unit/%.o: tests/unit/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CXX) $(CXXFLAGS) -DLIVEGUARD_SOURCE_DIR='"$(CURDIR)"' -c $< -o $@
 
 $(BUILD)/obj/vm/%.o: tests/vm/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -77,6 +77,13 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(USERSPACE_OBJS)
 
 $(BUILD)/vm_tests: $(VM_OBJS) $(USERSPACE_OBJS)
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) -lgtest_main $(GTEST_LIBS)
+
+$(BUILD)/bench_restart_gap: tests/bench/restart_gap.cpp $(USERSPACE_OBJS) $(HEADERS)
+	$(CXX) $(CXXFLAGS) tests/bench/restart_gap.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
+
+# Benchmarks run in the VM, every cost measured side by side in one run.
+bench: $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap
+	vmtest/run tests/bench/run
 
 unit-test: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests

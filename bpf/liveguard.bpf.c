@@ -10,6 +10,7 @@
 #include "liveguard/abi.h"
 
 #define EPERM 1
+#define CLONE_THREAD 0x00010000
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -26,6 +27,20 @@ struct {
 	__type(key, __u64);
 	__type(value, struct lg_session);
 } lg_sessions SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_PROTECTED_CGROUPS);
+	__type(key, __u64);
+	__type(value, struct lg_cgroup_protection);
+} lg_protected_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lg_settings);
+} lg_settings SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -69,6 +84,33 @@ static __always_inline struct lg_protected *protection_of(struct task_struct *p)
 	return bpf_task_storage_get(&lg_protected, p->group_leader, 0, 0);
 }
 
+static __always_inline bool any_protected_cgroup(void)
+{
+	__u32 zero = 0;
+	struct lg_settings *s = bpf_map_lookup_elem(&lg_settings, &zero);
+
+	return s && s->protected_cgroups;
+}
+
+/* Whether the target's cgroup, or an ancestor of it, is protected. Read at
+ * signal time, so a process started in a protected unit is covered before
+ * any userspace watcher could have seen it. */
+static __always_inline bool in_protected_cgroup(struct task_struct *p)
+{
+	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+
+	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		if (bpf_map_lookup_elem(&lg_protected_cgroups, &id))
+			return true;
+		/* struct cgroup starts with its css, so a parent css is the
+		 * parent cgroup. */
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return false;
+}
+
 static __always_inline void report(__u32 hook, __u64 session, struct task_struct *target,
 				   int sig)
 {
@@ -104,12 +146,44 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 	/* Signal 0 only probes for existence: discovery without delivery. */
 	if (sig == 0)
 		return 0;
-	if (!protection_of(p))
-		return 0;
-	__u64 session = current_session();
-	if (!session)
-		return 0;
+	__u64 session;
+	if (protection_of(p)) {
+		session = current_session();
+		if (!session)
+			return 0;
+	} else {
+		if (!any_protected_cgroup())
+			return 0;
+		session = current_session();
+		if (!session || !in_protected_cgroup(p))
+			return 0;
+	}
 	count(LG_COUNTER_DENIED_TASK_KILL);
 	report(LG_HOOK_TASK_KILL, session, p, sig);
 	return -EPERM;
+}
+
+/* A fork by a process whose protection is inherited (a supervisor) marks
+ * the child before it runs, so a restarted service has no unprotected
+ * moment. Threads share their leader's mark and need none. */
+SEC("lsm/task_alloc")
+int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (clone_flags & CLONE_THREAD)
+		return 0;
+	struct task_struct *parent = bpf_get_current_task_btf();
+	struct lg_protected *pm = bpf_task_storage_get(&lg_protected, parent->group_leader, 0, 0);
+
+	if (!pm || !(pm->flags & LG_PROTECT_INHERIT))
+		return 0;
+	struct lg_protected *cm =
+		bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (cm) {
+		cm->since_boot_ns = bpf_ktime_get_boot_ns();
+		cm->source = pm->source;
+		cm->flags = LG_PROTECT_INHERITED;
+	}
+	return 0;
 }

@@ -30,9 +30,21 @@ ParseResult parse_cli(int argc, const char* const* argv) {
 
     app.add_flag("-v,--verbose", cmd.verbose, "Show libbpf's log");
 
-    app.add_subcommand("load", "Load and attach the BPF programs and pin them under "
-                               "/sys/fs/bpf/liveguard (does nothing if already loaded)");
-    app.add_subcommand("unload", "Detach the programs and remove every pin: enforcement stops");
+    auto* load = app.add_subcommand(
+        "load", "Load and attach the BPF programs and pin them under /sys/fs/bpf/liveguard "
+                "(does nothing if already loaded); with a policy file (--config, or "
+                "/etc/liveguard/liveguard.toml when it exists) apply it and start the watcher "
+                "that keeps it applied");
+    load->add_option("--config", cmd.config, "Policy file (TOML); see README");
+    load->add_flag("--foreground", cmd.foreground,
+                   "Run the watcher in this process (for systemd and s6 units)");
+    auto* check = app.add_subcommand("check-config", "Validate a policy file without loading "
+                                                     "anything; exit 2 with file:line when bad");
+    check->add_option("FILE", cmd.config, "Policy file")->required();
+    app.add_subcommand("reload", "Make the running watcher re-read its policy (SIGHUP); a bad "
+                                 "policy is rejected and the old one stays");
+    app.add_subcommand("unload", "Stop the watcher, detach the programs and remove every pin: "
+                                 "enforcement stops");
     for (const char* name : {"protect", "unprotect"}) {
         auto* sc = app.add_subcommand(
             name, std::string(name) == "protect"

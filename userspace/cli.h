@@ -19,6 +19,8 @@ struct CliCommand {
     pid_t pid = 0;           // protect/unprotect
     std::string cgroup_dir;  // tag/untag
     RunOptions run;
+    std::optional<std::string> config;  // load: policy file; check-config: the file
+    bool foreground = false;            // load: run the watcher in this process
 };
 
 struct ParseResult {

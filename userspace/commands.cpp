@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "cgroup.h"
 #include "cli.h"
@@ -18,6 +19,10 @@
 #include "loader.h"
 #include "pinned_maps.h"
 #include "pins.h"
+#include "proc.h"
+#include "policy.h"
+#include "protected_cgroups.h"
+#include "watcher.h"
 #include "protected_set.h"
 #include "session_registry.h"
 
@@ -28,16 +33,86 @@ std::atomic<bool> g_stop{false};
 
 void request_stop(int) { g_stop.store(true); }
 
-int cmd_load() {
-    if (Guard::load() == LoadOutcome::AlreadyLoaded) {
-        std::printf("liveguard is already loaded (pins in %s); nothing changed\n", pins::kDir);
+// The policy `load` applies: --config, else the default file if present.
+std::optional<Policy> policy_for_load(const CliCommand& c) {
+    std::string path = c.config.value_or(kDefaultPolicyPath);
+    if (!c.config && ::access(path.c_str(), F_OK) != 0) return std::nullopt;
+    try {
+        return load_policy(path);
+    } catch (const PolicyError& e) {
+        throw Error(e.what(), "fix the policy (liveguard-bpf check-config " + path +
+                                  "); nothing was loaded or changed", 2);
+    }
+}
+
+int cmd_load(const CliCommand& c) {
+    require_root("load");
+    // A bad policy must change nothing, so it is read before anything loads.
+    auto policy = policy_for_load(c);
+    if (Guard::load() == LoadOutcome::AlreadyLoaded)
+        std::printf("liveguard is already loaded (pins in %s)\n", pins::kDir);
+    else
+        std::printf("liveguard loaded: lsm/task_kill and lsm/task_alloc attached, state pinned in "
+                    "%s\n", pins::kDir);
+    std::fflush(stdout);
+    if (!policy) return 0;
+    if (!policy->session_tags.empty()) {
+        PinnedMaps maps = PinnedMaps::open();
+        SessionRegistry reg(maps.sessions.get());
+        std::string mount = cgroup2_mount();
+        for (const auto& dir : policy->session_tags) {
+            try {
+                reg.tag(mount, normalize_path(dir));
+                std::printf("tagged %s as a session ([sessions] tag)\n", dir.c_str());
+            } catch (const Error& e) {
+                std::fprintf(stderr, "liveguard-bpf: warning: [sessions] tag %s: %s\n", dir.c_str(), e.what());
+            }
+        }
+    }
+    if (auto pid = running_watcher()) {
+        std::printf("the policy watcher is already running (pid %d); to re-read the policy: "
+                    "liveguard-bpf reload\n", *pid);
         return 0;
     }
-    std::printf("liveguard loaded: lsm/task_kill attached, state pinned in %s\n", pins::kDir);
+    if (c.foreground) {
+        return run_watcher(policy->path, [&] {
+            std::printf("policy %s applied; watching (foreground)\n", policy->path.c_str());
+            std::fflush(stdout);
+        });
+    }
+    pid_t pid = start_watcher_daemon(policy->path);
+    std::printf("policy %s applied (%zu targets); watcher running as pid %d, log in %s\n",
+                policy->path.c_str(), policy->targets.size(), pid, kWatcherLogFile);
+    return 0;
+}
+
+int cmd_check_config(const CliCommand& c) {
+    try {
+        Policy p = load_policy(*c.config);
+        std::printf("%s: ok, %zu targets\n", p.path.c_str(), p.targets.size());
+        for (const auto& t : p.targets)
+            std::printf("  [[protect]] #%u (line %d): %s\n", t.source, t.line, t.describe().c_str());
+        return 0;
+    } catch (const PolicyError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 2;
+    }
+}
+
+int cmd_reload() {
+    require_root("reload");
+    auto pid = running_watcher();
+    if (!pid)
+        throw Error("no policy watcher is running",
+                    "start one: sudo liveguard-bpf load --config FILE");
+    if (::kill(*pid, SIGHUP) != 0) throw_errno("cannot signal the watcher", errno);
+    std::printf("asked the watcher (pid %d) to re-read its policy; see %s\n", *pid, kWatcherLogFile);
     return 0;
 }
 
 int cmd_unload() {
+    require_root("unload");
+    if (stop_watcher()) std::printf("policy watcher stopped\n");
     UnloadReport r = Guard::unload();
     if (r.removed.empty()) {
         std::printf("liveguard is not loaded; nothing to do\n");
@@ -104,8 +179,13 @@ int cmd_status(const CliCommand& c) {
         return 0;
     }
     PinnedMaps maps = PinnedMaps::open();
+    const std::int64_t boot_offset = boot_to_realtime_offset_ns();
     auto procs = ProtectedSet(maps.protected_tasks.get()).list();
     auto sessions = SessionRegistry(maps.sessions.get()).list();
+    auto cgroups = ProtectedCgroups(maps.protected_cgroups.get(), maps.settings.get()).list();
+    auto watcher = running_watcher();
+    auto watcher_state = watcher ? read_small_file(kWatcherStateFile) : std::nullopt;
+    auto watcher_targets = watcher ? read_small_file(kWatcherTargetsFile) : std::nullopt;
     CounterValues counters = read_counters(maps.counters.get());
     std::string mount;
     try {
@@ -131,7 +211,10 @@ int cmd_status(const CliCommand& c) {
                      .num("pid", procs[i].pid)
                      .str("comm", procs[i].comm)
                      .boolean("alive", procs[i].alive)
-                     .str("since", format_utc(procs[i].mark.since_realtime_ns))
+                     .str("since", format_utc(procs[i].mark.since_boot_ns + boot_offset))
+                     .num("source", procs[i].mark.source)
+                     .boolean("inherited", procs[i].mark.flags & LG_PROTECT_INHERITED)
+                     .boolean("children_inherit", procs[i].mark.flags & LG_PROTECT_INHERIT)
                      .done();
         }
         p += "]";
@@ -144,6 +227,21 @@ int cmd_status(const CliCommand& c) {
             s += w.unum("cgroup_id", rows[i].id).unum("members", rows[i].members).done();
         }
         s += "]";
+        std::string pc = "[";
+        for (std::size_t i = 0; i < cgroups.size(); ++i) {
+            if (i) pc += ",";
+            auto path = mount.empty() ? std::nullopt : cgroup_path_of_id(mount, cgroups[i].id);
+            json::ObjectWriter w;
+            if (path) w.str("path", *path);
+            else w.raw("path", "null");
+            pc += w.unum("cgroup_id", cgroups[i].id)
+                      .num("source", cgroups[i].info.source)
+                      .str("since", format_utc(cgroups[i].info.since_boot_ns + boot_offset))
+                      .done();
+        }
+        pc += "]";
+        std::string wj = watcher_state && !watcher_state->empty() ? *watcher_state : "null";
+        while (!wj.empty() && wj.back() == '\n') wj.pop_back();
         std::string denied =
             json::ObjectWriter().unum("task_kill", counters[LG_COUNTER_DENIED_TASK_KILL]).done();
         std::string cnt = json::ObjectWriter()
@@ -154,6 +252,8 @@ int cmd_status(const CliCommand& c) {
                                 .boolean("loaded", true)
                                 .str("pin_dir", pins::kDir)
                                 .raw("protected", p)
+                                .raw("protected_cgroups", pc)
+                                .raw("watcher", wj)
                                 .raw("sessions", s)
                                 .raw("counters", cnt)
                                 .done()
@@ -163,8 +263,40 @@ int cmd_status(const CliCommand& c) {
     std::printf("liveguard: loaded (pins in %s)\n", pins::kDir);
     std::printf("protected processes: %zu\n", procs.size());
     for (const auto& p : procs)
-        std::printf("  %-8d %-16s %-6s since %s\n", p.pid, p.comm.c_str(),
-                    p.alive ? "alive" : "exited", format_utc(p.mark.since_realtime_ns).c_str());
+        std::printf("  %-8d %-16s %-6s since %s  %s%s\n", p.pid, p.comm.c_str(),
+                    p.alive ? "alive" : "exited",
+                    format_utc(p.mark.since_boot_ns + boot_offset).c_str(),
+                    p.mark.source ? ("source #" + std::to_string(p.mark.source)).c_str() : "command line",
+                    p.mark.flags & LG_PROTECT_INHERITED   ? " (inherited at fork)"
+                    : p.mark.flags & LG_PROTECT_INHERIT ? " (children inherit)"
+                                                          : "");
+    std::printf("protected cgroups: %zu\n", cgroups.size());
+    for (const auto& cg : cgroups) {
+        auto path = mount.empty() ? std::nullopt : cgroup_path_of_id(mount, cg.id);
+        std::printf("  cgroup %-10llu source #%u  since %s  %s\n",
+                    static_cast<unsigned long long>(cg.id), cg.info.source,
+                    format_utc(cg.info.since_boot_ns + boot_offset).c_str(),
+                    path ? path->c_str() : "(cgroup removed)");
+    }
+    if (watcher) {
+        std::printf("policy watcher: running as pid %d (log %s)\n", *watcher, kWatcherLogFile);
+        if (watcher_targets) {
+            std::printf("  %-4s %-50s %-16s %s\n", "SRC", "TARGET", "PIDS", "CGROUPS");
+            std::istringstream in(*watcher_targets);
+            std::string line;
+            while (std::getline(in, line)) {
+                std::vector<std::string> f;
+                std::istringstream ls(line);
+                std::string field;
+                while (std::getline(ls, field, '\t')) f.push_back(field);
+                if (f.size() == 4)
+                    std::printf("  %-4s %-50s %-16s %s\n", f[0].c_str(), f[1].c_str(),
+                                f[2].c_str(), f[3].c_str());
+            }
+        }
+    } else {
+        std::printf("policy watcher: not running\n");
+    }
     std::printf("sessions: %zu\n", rows.size());
     for (const auto& r : rows)
         std::printf("  cgroup %-10llu %-5zu members  %s\n", static_cast<unsigned long long>(r.id),
@@ -221,13 +353,27 @@ int cmd_doctor(const CliCommand& c) {
 
 int execute(const CliCommand& c) {
     LibbpfLogCapture::set_verbose(c.verbose);
-    if (c.name == "load") return cmd_load();
+    if (c.name == "load") return cmd_load(c);
+    if (c.name == "check-config") return cmd_check_config(c);
+    if (c.name == "reload") return cmd_reload();
     if (c.name == "unload") return cmd_unload();
     if (c.name == "protect") return cmd_protect(c, true);
     if (c.name == "unprotect") return cmd_protect(c, false);
     if (c.name == "tag") return cmd_tag(c, true);
     if (c.name == "untag") return cmd_tag(c, false);
-    if (c.name == "run") return run_session(c.run);
+    if (c.name == "run") {
+        RunOptions opts = c.run;
+        // The policy's [sessions] parent, when a default policy exists.
+        if (::access(kDefaultPolicyPath, F_OK) == 0) {
+            try {
+                opts.parent = load_policy(kDefaultPolicyPath).session_parent;
+            } catch (const PolicyError& e) {
+                std::fprintf(stderr, "liveguard-bpf: warning: ignoring [sessions] of %s: %s\n",
+                             kDefaultPolicyPath, e.what());
+            }
+        }
+        return run_session(opts);
+    }
     if (c.name == "status") return cmd_status(c);
     if (c.name == "events") return cmd_events(c);
     if (c.name == "doctor") return cmd_doctor(c);

@@ -35,6 +35,8 @@ PinnedMaps PinnedMaps::open() {
     m.sessions = open_map(pins::kSessions);
     m.events = open_map(pins::kEvents);
     m.counters = open_map(pins::kCounters);
+    m.protected_cgroups = open_map(pins::kProtectedCgroups);
+    m.settings = open_map(pins::kSettings);
     return m;
 }
 

@@ -10,6 +10,8 @@ struct PinnedMaps {
     UniqueFd sessions;
     UniqueFd events;
     UniqueFd counters;
+    UniqueFd protected_cgroups;
+    UniqueFd settings;
 
     // Throws "not loaded" with the fix when the pins are missing.
     static PinnedMaps open();

@@ -16,9 +16,12 @@ inline constexpr const char* kProtected = "lg_protected";
 inline constexpr const char* kSessions = "lg_sessions";
 inline constexpr const char* kEvents = "lg_events";
 inline constexpr const char* kCounters = "lg_counters";
-inline constexpr const char* kMaps[] = {kProtected, kSessions, kEvents, kCounters};
+inline constexpr const char* kProtectedCgroups = "lg_protected_cgroups";
+inline constexpr const char* kSettings = "lg_settings";
+inline constexpr const char* kMaps[] = {kProtected, kSessions,          kEvents,
+                                        kCounters,  kProtectedCgroups, kSettings};
 
 // Programs whose links are pinned; one entry per LSM hook.
-inline constexpr const char* kPrograms[] = {"lg_task_kill"};
+inline constexpr const char* kPrograms[] = {"lg_task_kill", "lg_task_alloc"};
 
 }  // namespace liveguard::pins

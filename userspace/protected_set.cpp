@@ -14,9 +14,9 @@
 namespace liveguard {
 namespace {
 
-std::uint64_t realtime_ns() {
+std::uint64_t boot_ns() {
     struct timespec ts {};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
            static_cast<std::uint64_t>(ts.tv_nsec);
 }
@@ -43,16 +43,26 @@ pid_t process_of(pid_t pid) {
 
 }  // namespace
 
-AddOutcome ProtectedSet::add(pid_t pid, std::uint32_t source, pid_t* resolved) {
+AddOutcome ProtectedSet::add(pid_t pid, std::uint32_t source, pid_t* resolved,
+                             std::uint32_t flags) {
     pid_t tgid = process_of(pid);
     if (resolved) *resolved = tgid;
     UniqueFd pidfd = open_pidfd(tgid);
     int key = pidfd.get();
     lg_protected mark{};
-    if (bpf_map_lookup_elem(fd_, &key, &mark) == 0) return AddOutcome::AlreadyProtected;
-    mark.since_realtime_ns = realtime_ns();
+    if (bpf_map_lookup_elem(fd_, &key, &mark) == 0) {
+        // Widening to inherit is an upgrade worth making; the original
+        // source and time stay.
+        if ((flags & LG_PROTECT_INHERIT) && !(mark.flags & LG_PROTECT_INHERIT)) {
+            mark.flags |= LG_PROTECT_INHERIT;
+            if (bpf_map_update_elem(fd_, &key, &mark, BPF_EXIST) != 0)
+                throw_errno("cannot update protection of " + std::to_string(tgid), errno);
+        }
+        return AddOutcome::AlreadyProtected;
+    }
+    mark.since_boot_ns = boot_ns();
     mark.source = source;
-    mark.flags = 0;
+    mark.flags = flags;
     if (bpf_map_update_elem(fd_, &key, &mark, BPF_NOEXIST) != 0) {
         int e = errno;
         if (e == EEXIST) return AddOutcome::AlreadyProtected;

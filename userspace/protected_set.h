@@ -28,7 +28,9 @@ public:
 
     // Protects the process that `pid` names (a thread id protects its
     // whole process). `resolved` receives the thread-group id.
-    AddOutcome add(pid_t pid, std::uint32_t source, pid_t* resolved = nullptr);
+    // `flags`: LG_PROTECT_INHERIT protects every child it forks from then on.
+    AddOutcome add(pid_t pid, std::uint32_t source, pid_t* resolved = nullptr,
+                   std::uint32_t flags = 0);
 
     // False when the process was not protected.
     bool remove(pid_t pid);

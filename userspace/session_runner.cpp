@@ -50,8 +50,8 @@ Account lookup_user(const std::string& user) {
 // only then untagged, so stragglers stay restricted until they are gone.
 class SessionCgroup {
 public:
-    SessionCgroup(SessionRegistry& registry, const std::string& mount) : registry_(registry) {
-        std::string parent = mount + "/liveguard";
+    SessionCgroup(SessionRegistry& registry, const std::string& mount, const std::string& parent)
+        : registry_(registry) {
         if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
             throw_errno("cannot create " + parent, errno,
                         "check that the cgroup v2 hierarchy at " + mount + " is writable");
@@ -131,7 +131,7 @@ int run_session(const RunOptions& opts) {
     PinnedMaps maps = PinnedMaps::open();
     SessionRegistry registry(maps.sessions.get());
     std::string mount = cgroup2_mount();
-    SessionCgroup session(registry, mount);
+    SessionCgroup session(registry, mount, opts.parent.value_or(mount + "/liveguard"));
     std::string procs = session.path() + "/cgroup.procs";
 
     std::vector<char*> argv;

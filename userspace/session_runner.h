@@ -8,7 +8,8 @@ namespace liveguard {
 
 struct RunOptions {
     std::vector<std::string> argv;
-    std::optional<std::string> user;  // drop to this user after joining
+    std::optional<std::string> user;    // drop to this user after joining
+    std::optional<std::string> parent;  // cgroup under which the session is made
 };
 
 // Runs the command and returns its exit status (128+N when killed by

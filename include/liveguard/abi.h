@@ -24,10 +24,20 @@
 #define LG_MAX_CGROUP_LEVEL 32
 #define LG_RINGBUF_BYTES (256 * 1024)
 #define LG_MAX_SESSIONS 4096
+#define LG_MAX_PROTECTED_CGROUPS 4096
 
 enum lg_hook {
 	LG_HOOK_TASK_KILL = 0,
 	LG_HOOK_COUNT,
+};
+
+/* lg_protected.flags */
+enum lg_protect_flags {
+	/* Every process this one forks is protected from its first
+	 * instruction: a supervisor's restarts leave no gap. */
+	LG_PROTECT_INHERIT = 1u << 0,
+	/* Set on a mark the kernel created at fork from an inheriting parent. */
+	LG_PROTECT_INHERITED = 1u << 1,
 };
 
 enum lg_verdict {
@@ -46,9 +56,25 @@ enum lg_counter {
  * mark lives on the task itself, so it dies with the process: a later
  * process that reuses the PID carries no mark. */
 struct lg_protected {
-	__u64 since_realtime_ns; /* when protection was added, CLOCK_REALTIME */
-	__u32 source;            /* what asked for it; 0 = command line */
-	__u32 flags;             /* reserved, 0 */
+	__u64 since_boot_ns; /* when protection was added, CLOCK_BOOTTIME */
+	__u32 source;        /* which policy [[protect]] asked (1-based); 0 = command line */
+	__u32 flags;         /* enum lg_protect_flags */
+};
+
+/* Value of the protected-cgroups hash map, keyed by cgroup v2 id: every
+ * process in that cgroup or below it is protected, including processes
+ * that join or are started there later. */
+struct lg_cgroup_protection {
+	__u64 since_boot_ns;
+	__u32 source;
+	__u32 _pad;
+};
+
+/* Value of the single-entry settings array map. Counts let the hot path
+ * skip walks that cannot match. */
+struct lg_settings {
+	__u32 protected_cgroups; /* entries in the protected-cgroups map */
+	__u32 _pad;
 };
 
 /* Value of the sessions hash map, keyed by cgroup v2 id. */
@@ -77,6 +103,9 @@ struct lg_event {
 LG_STATIC_ASSERT(sizeof(struct lg_protected) == 16, "lg_protected layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_protected, source) == 8, "lg_protected layout");
 LG_STATIC_ASSERT(sizeof(struct lg_session) == 16, "lg_session layout");
+LG_STATIC_ASSERT(sizeof(struct lg_cgroup_protection) == 16, "lg_cgroup_protection layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_cgroup_protection, source) == 8, "lg_cgroup_protection layout");
+LG_STATIC_ASSERT(sizeof(struct lg_settings) == 8, "lg_settings layout");
 LG_STATIC_ASSERT(sizeof(struct lg_event) == 80, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, session_cgroup_id) == 8, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, verdict) == 16, "lg_event layout");

@@ -21,6 +21,9 @@
 #include <thread>
 
 #include "cgroup.h"
+#include "pinned_maps.h"
+#include "protected_cgroups.h"
+#include "protected_set.h"
 
 namespace lgtest {
 namespace {
@@ -311,6 +314,70 @@ int attached_links_of(const std::string& prog_name) {
         ::close(fd);
     }
     return count;
+}
+
+}  // namespace lgtest
+
+namespace lgtest {
+
+void sabotage_if_control() {
+    if (sabotaged()) ::unlink("/sys/fs/bpf/liveguard/link_lg_task_kill");
+}
+
+bool wait_until(const std::function<bool()>& pred, int ms) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return pred();
+}
+
+std::uint64_t start_ticks(pid_t pid) {
+    auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (!st) return 0;
+    auto close = st->rfind(')');
+    std::istringstream in(st->substr(close + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && in >> field; ++i)
+        if (i == 22) return std::stoull(field);
+    return 0;
+}
+
+void write_hermes_pid_file(const std::string& path, pid_t pid, bool bare,
+                           std::optional<std::uint64_t> start_time) {
+    std::string text =
+        bare ? std::to_string(pid) + "\n"
+             : "{\"pid\": " + std::to_string(pid) +
+                   ", \"kind\": \"hermes-gateway\", \"argv\": [\"hermes\", \"gateway\", \"run\"], "
+                   "\"start_time\": " +
+                   std::to_string(start_time.value_or(start_ticks(pid))) + "}";
+    ::unlink(path.c_str());
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) throw std::runtime_error("create " + path);
+    (void)!::write(fd, text.data(), text.size());
+    ::close(fd);
+}
+
+bool listed_protected(pid_t pid) {
+    // Straight from the pinned map: the control run removes the link, and
+    // status then (rightly) reports the guard as not loaded.
+    auto maps = liveguard::PinnedMaps::open();
+    return liveguard::ProtectedSet(maps.protected_tasks.get()).lookup(pid).has_value();
+}
+
+bool cgroup_protected(const std::string& dir) {
+    auto maps = liveguard::PinnedMaps::open();
+    std::uint64_t id = liveguard::cgroup_id_of(dir);
+    for (const auto& c :
+         liveguard::ProtectedCgroups(maps.protected_cgroups.get(), maps.settings.get()).list())
+        if (c.id == id) return true;
+    return false;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::trunc);
+    f << text;
 }
 
 }  // namespace lgtest

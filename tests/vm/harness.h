@@ -106,3 +106,26 @@ int attached_links_of(const std::string& prog_name);
 std::optional<std::string> read_file(const std::string& path);
 
 }  // namespace lgtest
+
+namespace lgtest {
+
+// Removes the LSM link in the control run (after a `load` the test did).
+void sabotage_if_control();
+
+// Polls `pred` every 2 ms for up to `ms`; true once it holds.
+bool wait_until(const std::function<bool()>& pred, int ms = 10000);
+
+// Writes a file the way the Hermes gateway writes its PID file:
+// O_CREAT|O_EXCL, then the content (not an atomic rename).
+void write_hermes_pid_file(const std::string& path, pid_t pid, bool bare = false,
+                           std::optional<std::uint64_t> start_time = std::nullopt);
+
+std::uint64_t start_ticks(pid_t pid);
+
+// Whether the kernel currently marks `pid` protected / protects a cgroup.
+bool listed_protected(pid_t pid);
+bool cgroup_protected(const std::string& dir);
+
+void write_text(const std::string& path, const std::string& text);
+
+}  // namespace lgtest

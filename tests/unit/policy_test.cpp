@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pidfile.h"
+#include "policy.h"
+#include "s6_status.h"
+
+using namespace liveguard;
+
+TEST(PidFile, HermesJsonRecord) {
+    auto r = parse_pid_file(
+        "{\"pid\": 1234, \"kind\": \"hermes-gateway\", \"argv\": [\"hermes\", \"gateway\", "
+        "\"run\", \"{\\\"pid\\\": 9}\"], \"start_time\": 987654, \"hermes_home\": \"/home/u/.hermes\"}\n");
+    ASSERT_TRUE(std::holds_alternative<PidFileRecord>(r));
+    EXPECT_EQ(std::get<PidFileRecord>(r).pid, 1234);
+    EXPECT_EQ(std::get<PidFileRecord>(r).start_time.value_or(0), 987654u);
+}
+
+TEST(PidFile, BareInteger) {
+    auto r = parse_pid_file("4321\n");
+    ASSERT_TRUE(std::holds_alternative<PidFileRecord>(r));
+    EXPECT_EQ(std::get<PidFileRecord>(r).pid, 4321);
+    EXPECT_FALSE(std::get<PidFileRecord>(r).start_time);
+}
+
+TEST(PidFile, TornWritesAreRetriedNotRejected) {
+    EXPECT_EQ(std::get<PidFileProblem>(parse_pid_file("")), PidFileProblem::Empty);
+    EXPECT_EQ(std::get<PidFileProblem>(parse_pid_file("  \n")), PidFileProblem::Empty);
+    EXPECT_EQ(std::get<PidFileProblem>(parse_pid_file("{\"pid\": 12, \"kind\": \"herm")),
+              PidFileProblem::Incomplete);
+}
+
+TEST(PidFile, GarbageIsMalformed) {
+    for (std::string bad : std::initializer_list<std::string>{"abc", "-5", "0", "12 13", "{\"pid\": \"12\"}", "{\"pid\": -1}",
+                            "{\"kind\": \"x\"}", "99999999999", std::string("\x7f" "ELF", 4),
+                            "{\"nested\": {\"pid\": 5}}"}) {
+        auto r = parse_pid_file(bad);
+        ASSERT_TRUE(std::holds_alternative<PidFileProblem>(r)) << bad;
+        EXPECT_EQ(std::get<PidFileProblem>(r), PidFileProblem::Malformed) << bad;
+    }
+}
+
+TEST(S6Status, ReadsThePidOfARunningService) {
+    std::string b(35, '\0');
+    b[24 + 6] = 0x42;
+    b[24 + 7] = static_cast<char>(0xb8);  // 17080, as s6 2.11 wrote it
+    auto st = parse_s6_status(b);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->pid.value_or(0), 17080);
+}
+
+TEST(S6Status, DownAndMalformed) {
+    auto down = parse_s6_status(std::string(35, '\0'));
+    ASSERT_TRUE(down);
+    EXPECT_FALSE(down->pid);
+    EXPECT_FALSE(parse_s6_status(""));
+    EXPECT_FALSE(parse_s6_status(std::string(26, '\1')));  // pre-2.11 layout
+    EXPECT_FALSE(parse_s6_status(std::string(4096, '\1')));
+    std::string huge(35, '\0');
+    huge[24] = 0x7f;  // a PID no kernel hands out
+    EXPECT_FALSE(parse_s6_status(huge));
+}
+
+TEST(Policy, EveryKind) {
+    auto p = parse_policy(
+        "[[protect]]\npid = 42\n"
+        "[[protect]]\npidfile = \"/home/*/.hermes/gateway.pid\"\n"
+        "[[protect]]\ns6 = \"/run/service/gateway-*\"\n"
+        "[[protect]]\nsystemd_unit = \"hermes-gateway*.service\"\n"
+        "[[protect]]\ncgroup = \"/sys/fs/cgroup/system.slice/x.service\"\n"
+        "[sessions]\nparent = \"/sys/fs/cgroup/tests\"\ntag = [\"/sys/fs/cgroup/ci\"]\n",
+        "p.toml");
+    ASSERT_EQ(p.targets.size(), 5u);
+    EXPECT_EQ(p.targets[0].kind, TargetKind::Pid);
+    EXPECT_EQ(p.targets[0].pid, 42);
+    EXPECT_EQ(p.targets[1].kind, TargetKind::PidFile);
+    EXPECT_EQ(p.targets[2].kind, TargetKind::S6);
+    EXPECT_EQ(p.targets[3].kind, TargetKind::SystemdUnit);
+    EXPECT_EQ(p.targets[4].kind, TargetKind::Cgroup);
+    EXPECT_EQ(p.targets[4].source, 5u);
+    EXPECT_EQ(p.targets[1].line, 4);
+    EXPECT_EQ(p.session_parent.value_or(""), "/sys/fs/cgroup/tests");
+    ASSERT_EQ(p.session_tags.size(), 1u);
+}
+
+TEST(Policy, ErrorsNameFileAndLine) {
+    struct Case {
+        const char* text;
+        const char* want;
+    } cases[] = {
+        {"[[protect]]\npid = 0\n", "p.toml:2: `pid` must be a positive integer"},
+        {"[[protect]]\npid = \"12\"\n", "p.toml:2: `pid` must be a positive integer"},
+        {"[[protect]]\npidfile = \"rel/x.pid\"\n", "p.toml:2: `pidfile` must be an absolute path"},
+        {"[[protect]]\n", "p.toml:1: a [[protect]] table needs exactly one"},
+        {"[[protect]]\npid = 1\ns6 = \"/x\"\n", "needs exactly one of"},
+        {"[[protect]]\npidfil = \"/x\"\n", "p.toml:2: unknown key `pidfil`"},
+        {"[[protect]]\nsystemd_unit = \"/etc/x.service\"\n", "is a unit name, not a path"},
+        {"[protect]\npid = 1\n", "must be written as [[protect]] tables"},
+        {"colour = 1\n", "p.toml:1: unknown key `colour`"},
+        {"[sessions]\nparent = 5\n", "p.toml:2: `parent` must be a string"},
+        {"[[protect]\n", "p.toml:1: "},
+        {"[[protect]]\npid = 1\npid = 2\n", "p.toml:3: "},
+    };
+    for (const auto& c : cases) {
+        try {
+            parse_policy(c.text, "p.toml");
+            ADD_FAILURE() << "accepted: " << c.text;
+        } catch (const PolicyError& e) {
+            EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos)
+                << c.text << " -> " << e.what();
+        }
+    }
+}
+
+TEST(Policy, ExampleShipsValid) {
+    auto p = load_policy(std::string(LIVEGUARD_SOURCE_DIR) + "/examples/hermes.toml");
+    EXPECT_GE(p.targets.size(), 4u);
+}

@@ -1,0 +1,304 @@
+// Policy-based protection on the real kernel: PID files, s6 services
+// (real s6), systemd-style unit cgroups, config errors and reloads.
+// PolicyGuard.* tests assert refusals and are part of the control run.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "harness.h"
+#include "s6_status.h"
+
+using namespace lgtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRoot = "/tmp/lgpolicy";
+
+class PolicyFixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        lg({"unload"});
+        fs::remove_all(kRoot);
+        fs::create_directories(kRoot);
+    }
+    void TearDown() override {
+        lg({"unload"});
+    }
+
+    std::string policy_path() const { return kRoot + "/policy.toml"; }
+
+    // Loads with `policy` and waits for the watcher to have applied it.
+    void load_policy(const std::string& policy) {
+        write_text(policy_path(), policy);
+        auto r = lg({"load", "--config", policy_path()});
+        ASSERT_EQ(r.status, 0) << r.out << r.err;
+        sabotage_if_control();
+    }
+
+    std::string watcher_log() { return read_file("/run/liveguard/watcher.log").value_or(""); }
+};
+
+class PolicyGuard : public PolicyFixture {};
+class Policy : public PolicyFixture {};
+
+}  // namespace
+
+TEST_F(PolicyGuard, PidFilesInJsonAndBareFormAreProtected) {
+    Target json_gw, bare_gw;
+    write_hermes_pid_file(kRoot + "/gateway.pid", json_gw.pid());
+    write_hermes_pid_file(kRoot + "/legacy.pid", bare_gw.pid(), true);
+    load_policy("[[protect]]\npidfile = \"" + kRoot + "/gateway.pid\"\n"
+                "[[protect]]\npidfile = \"" + kRoot + "/legacy.pid\"\n");
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(json_gw.pid(), SIGTERM); }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return sys_kill(bare_gw.pid(), SIGKILL); }), EPERM);
+    EXPECT_TRUE(json_gw.untouched());
+    EXPECT_TRUE(bare_gw.untouched());
+}
+
+TEST_F(PolicyGuard, BrokenPidFilesNeverUnprotectTheLiveGateway) {
+    Target gw;
+    Target decoy({.name = "lg-decoy"});
+    std::string pf = kRoot + "/gateway.pid";
+    write_hermes_pid_file(pf, gw.pid());
+    load_policy("[[protect]]\npidfile = \"" + pf + "\"\n");
+    Session s;
+    ASSERT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    // Emptied, half-written, garbage, deleted, then rewritten to name
+    // another process: the live gateway stays protected throughout.
+    write_text(pf, "");
+    write_text(pf, "{\"pid\": " + std::to_string(gw.pid()) + ", \"kind\": \"herm");
+    write_text(pf, std::string("\x00\x01\xff garbage", 12));
+    ::unlink(pf.c_str());
+    write_hermes_pid_file(pf, decoy.pid());
+    ASSERT_TRUE(wait_until([&] { return listed_protected(decoy.pid()); }));
+    EXPECT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGKILL); }), EPERM);
+    EXPECT_TRUE(gw.untouched());
+    EXPECT_NE(watcher_log().find(pf), std::string::npos) << "the garbage should be reported";
+    EXPECT_TRUE(lg({"status"}).out.find("policy watcher: running") != std::string::npos);
+}
+
+TEST_F(PolicyGuard, AGlobPicksUpAProfileCreatedAfterLoad) {
+    fs::create_directories(kRoot + "/home/profiles");
+    load_policy("[[protect]]\npidfile = \"" + kRoot + "/home/profiles/*/gateway.pid\"\n");
+    Target gw;
+    fs::create_directories(kRoot + "/home/profiles/work");
+    write_hermes_pid_file(kRoot + "/home/profiles/work/gateway.pid", gw.pid());
+    ASSERT_TRUE(wait_until([&] { return listed_protected(gw.pid()); }));
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    EXPECT_TRUE(gw.untouched());
+}
+
+TEST_F(PolicyGuard, ProcessesStartedInAUnitCgroupAreProtectedAtOnce) {
+    std::string root = cgroup_root();
+    std::string user_unit = root + "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+                                   "hermes-gateway.service";
+    std::string system_slice = root + "/system.slice";
+    fs::create_directories(user_unit);
+    fs::create_directories(system_slice);
+    load_policy("[[protect]]\nsystemd_unit = \"hermes-gateway*.service\"\n");
+    // A unit started after load: the watcher sees its cgroup appear.
+    std::string system_unit = system_slice + "/hermes-gateway-work.service";
+    fs::create_directories(system_unit);
+    ASSERT_TRUE(wait_until([&] { return cgroup_protected(system_unit); }));
+    Session s;
+    for (const auto& unit : {user_unit, system_unit}) {
+        // Started in the unit after protection was set up: no watcher step
+        // stands between its start and the refusal.
+        Target gw;
+        write_text(unit + "/cgroup.procs", std::to_string(gw.pid()));
+        EXPECT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGKILL); }), EPERM) << unit;
+        EXPECT_TRUE(gw.untouched()) << unit;
+    }
+    for (const auto& d : {user_unit, system_unit}) ::rmdir(d.c_str());
+}
+
+namespace {
+
+// A real s6 tree: s6-svscan on a scan directory with one slot whose run
+// script writes a Hermes PID file and becomes the stand-in gateway.
+class S6Tree {
+public:
+    explicit S6Tree(const std::string& root) : scan_(root + "/service"), slot_(scan_ + "/gateway-default") {
+        fs::create_directories(slot_);
+        // The run script becomes the gateway (exec keeps the PID and start
+        // time) after writing its PID file with O_EXCL, as Hermes does.
+        std::string pf = root + "/home/gateway.pid";
+        write_text(slot_ + "/run",
+                   "#!/bin/sh\n"
+                   "set -- $(cat /proc/$$/stat)\n"
+                   "rm -f " + pf + "\n"
+                   "set -C\n"
+                   "echo \"{\\\"pid\\\": $$, \\\"kind\\\": \\\"hermes-gateway\\\", "
+                   "\\\"start_time\\\": ${22}}\" > " + pf + "\n"
+                   "exec sleep 3600\n");
+        ::chmod((slot_ + "/run").c_str(), 0755);
+        fs::create_directories(root + "/home");
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::setsid();
+            int null = ::open("/dev/null", O_RDWR);
+            ::dup2(null, 0);
+            ::dup2(null, 1);
+            ::dup2(null, 2);
+            ::execlp("s6-svscan", "s6-svscan", scan_.c_str(), nullptr);
+            ::_exit(127);
+        }
+    }
+    ~S6Tree() {
+        run_cmd({"s6-svscanctl", "-t", scan_});
+        for (int i = 0; i < 500; ++i) {
+            if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    const std::string& slot() const { return slot_; }
+    const std::string& scan() const { return scan_; }
+
+    // The supervised PID, from s6's own status file.
+    std::optional<pid_t> pid() const {
+        auto bytes = read_file(slot_ + "/supervise/status");
+        if (!bytes) return std::nullopt;
+        auto st = liveguard::parse_s6_status(*bytes);
+        return st ? st->pid : std::nullopt;
+    }
+
+private:
+    std::string scan_, slot_;
+    pid_t pid_;
+};
+
+}  // namespace
+
+TEST_F(PolicyGuard, S6RestartsLeaveNoWindowForARacingKiller) {
+    S6Tree tree(kRoot);
+    ASSERT_TRUE(wait_until([&] { return tree.pid().has_value(); }, 20000)) << "s6 did not start";
+    load_policy("[[protect]]\ns6 = \"" + tree.scan() + "/gateway-*\"\n"
+                "[[protect]]\npidfile = \"" + kRoot + "/home/gateway.pid\"\n");
+    ASSERT_TRUE(wait_until([&] { return listed_protected(*tree.pid()); }));
+
+    // The killer: a session member that keeps killing whatever s6's status
+    // file or the PID file names, and counts every kill that got through.
+    Session s;
+    std::string stop_file = kRoot + "/stop-killer";
+    std::string killed_file = kRoot + "/killer-got-through";
+    int counts[2];
+    ASSERT_EQ(::pipe(counts), 0);
+    pid_t killer = ::fork();
+    if (killer == 0) {
+        std::ofstream(s.dir() + "/cgroup.procs") << "0";
+        long attempts = 0, succeeded = 0;
+        while (::access(stop_file.c_str(), F_OK) != 0) {
+            std::vector<pid_t> pids;
+            if (auto p = tree.pid()) pids.push_back(*p);
+            if (auto pf = read_file(kRoot + "/home/gateway.pid")) {
+                auto at = pf->find("\"pid\": ");
+                if (at != std::string::npos) pids.push_back(std::atoi(pf->c_str() + at + 7));
+            }
+            for (pid_t p : pids) {
+                if (p <= 1) continue;
+                ++attempts;
+                if (::kill(p, SIGKILL) == 0 && ++succeeded == 1) write_text(killed_file, "");
+            }
+        }
+        long out[2] = {attempts, succeeded};
+        (void)!::write(counts[1], out, sizeof out);
+        ::_exit(0);
+    }
+
+    // 200 restarts from outside the session: s6-svc -t, a kill by the
+    // test itself, and a crash (the gateway ending on its own signal).
+    int restarts = 0;
+    for (int i = 0; i < 200; ++i) {
+        if (::access(killed_file.c_str(), F_OK) == 0) break;  // already failed: stop early
+        auto before = tree.pid();
+        ASSERT_TRUE(before) << "gateway down before restart " << i;
+        switch (i % 3) {
+            case 0: run_cmd({"s6-svc", "-t", tree.slot()}); break;
+            case 1: ::kill(*before, SIGKILL); break;
+            case 2: ::kill(*before, SIGSEGV); break;
+        }
+        ASSERT_TRUE(wait_until([&] { auto p = tree.pid(); return p && p != before; }, 20000))
+            << "no restart after " << i;
+        ++restarts;
+    }
+    write_text(stop_file, "");
+    long result[2] = {0, 0};
+    ASSERT_EQ(::read(counts[0], result, sizeof result), (ssize_t)sizeof result);
+    ::waitpid(killer, nullptr, 0);
+    EXPECT_EQ(restarts, 200);
+    EXPECT_GT(result[0], 200) << "the killer should have raced every restart";
+    EXPECT_EQ(result[1], 0) << "kills that got through out of " << result[0];
+}
+
+TEST_F(Policy, AStaleStartTimeProtectsNothing) {
+    Target other;
+    write_hermes_pid_file(kRoot + "/gateway.pid", other.pid(), false, start_ticks(other.pid()) + 12345);
+    load_policy("[[protect]]\npidfile = \"" + kRoot + "/gateway.pid\"\n");
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(other.pid(), SIGKILL); }), 0);
+    EXPECT_TRUE(other.wait_killed());
+    EXPECT_NE(watcher_log().find("stale file or reused PID"), std::string::npos) << watcher_log();
+}
+
+TEST_F(Policy, ABadPolicyLoadsNothing) {
+    write_text(policy_path(), "[[protect]]\npid = 12\n\n[[protect]]\npidfile = \"relative\"\n");
+    auto r = lg({"load", "--config", policy_path()});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(policy_path() + ":5: `pidfile` must be an absolute path"), std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists("/sys/fs/bpf/liveguard/link_lg_task_kill"));
+    auto check = lg({"check-config", policy_path()});
+    EXPECT_EQ(check.status, 2);
+    EXPECT_NE(check.err.find(":5:"), std::string::npos) << check.err;
+}
+
+TEST_F(Policy, ReloadRejectsABadPolicyAndAppliesAGoodOne) {
+    Target a, b;
+    write_hermes_pid_file(kRoot + "/a.pid", a.pid());
+    write_hermes_pid_file(kRoot + "/b.pid", b.pid());
+    load_policy("[[protect]]\npidfile = \"" + kRoot + "/a.pid\"\n");
+    ASSERT_TRUE(listed_protected(a.pid()));
+    write_text(policy_path(), "[[protect]]\nbogus = 1\n");
+    ASSERT_EQ(lg({"reload"}).status, 0);
+    ASSERT_TRUE(wait_until([&] { return watcher_log().find("rejected the new policy") != std::string::npos; }));
+    EXPECT_NE(lg({"status"}).out.find("policy watcher: running"), std::string::npos);
+    write_text(policy_path(), "[[protect]]\npidfile = \"" + kRoot + "/a.pid\"\n"
+                              "[[protect]]\npidfile = \"" + kRoot + "/b.pid\"\n");
+    ASSERT_EQ(lg({"reload"}).status, 0);
+    EXPECT_TRUE(wait_until([&] { return listed_protected(b.pid()); }));
+    EXPECT_TRUE(listed_protected(a.pid()));
+}
+
+TEST_F(Policy, HostileFilesGetAWarningAndTheWatcherGoesOn) {
+    Target gw;
+    std::string dir = kRoot + "/profiles";
+    fs::create_directories(dir + "/big");
+    fs::create_directories(dir + "/fifo");
+    fs::create_directories(dir + "/link");
+    fs::create_directories(dir + "/binary");
+    fs::create_directories(dir + "/ok");
+    write_text(dir + "/big/gateway.pid", std::string(200000, '7'));
+    ::mkfifo((dir + "/fifo/gateway.pid").c_str(), 0644);
+    ::symlink("/etc/passwd", (dir + "/link/gateway.pid").c_str());
+    write_text(dir + "/binary/gateway.pid", std::string("\x7f" "ELF\x02\x01\x01\x00", 8));
+    load_policy("[[protect]]\npidfile = \"" + dir + "/*/gateway.pid\"\n");
+    write_hermes_pid_file(dir + "/ok/gateway.pid", gw.pid());
+    ASSERT_TRUE(wait_until([&] { return listed_protected(gw.pid()); }));
+    std::string log = watcher_log();
+    for (const char* bad : {"big", "fifo", "link", "binary"})
+        EXPECT_NE(log.find(dir + "/" + bad + "/gateway.pid"), std::string::npos) << bad << "\n" << log;
+    EXPECT_NE(lg({"status"}).out.find("policy watcher: running"), std::string::npos);
+}

@@ -1,0 +1,48 @@
+#pragma once
+// The policy file: what to protect, by what it is, and where sessions
+// live. Validated completely before anything is applied, so a bad file
+// changes nothing.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace liveguard {
+
+inline constexpr const char* kDefaultPolicyPath = "/etc/liveguard/liveguard.toml";
+
+enum class TargetKind { Pid, PidFile, S6, SystemdUnit, Cgroup };
+
+const char* kind_key(TargetKind k);  // the TOML key: "pid", "pidfile", ...
+
+struct ProtectTarget {
+    TargetKind kind = TargetKind::Pid;
+    std::string pattern;  // path or glob; the number for pid
+    pid_t pid = 0;
+    int line = 0;              // in the policy file
+    std::uint32_t source = 0;  // 1-based position among [[protect]] tables
+
+    std::string describe() const;  // e.g. pidfile "/home/dev/.hermes/gateway.pid"
+};
+
+struct Policy {
+    std::string path;
+    std::vector<ProtectTarget> targets;
+    std::optional<std::string> session_parent;  // [sessions] parent
+    std::vector<std::string> session_tags;      // [sessions] tag
+};
+
+// "file:line: what is wrong".
+class PolicyError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+Policy parse_policy(std::string_view text, const std::string& filename);
+Policy load_policy(const std::string& path);
+
+}  // namespace liveguard
