@@ -36,6 +36,8 @@ namespace {
 
 constexpr std::uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
                                      IN_CLOSE_WRITE | IN_MODIFY | IN_DELETE_SELF | IN_ATTRIB;
+constexpr std::uint32_t kCgroupWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
+                                           IN_DELETE_SELF;
 // Torn reads and supervisors not yet started are retried at this pace, for
 // at most kMaxRetries rounds before the watcher waits for the next event.
 constexpr int kRetryMs = 2;
@@ -193,7 +195,11 @@ private:
         }
         for (const auto& d : dirs) {
             if (dir_wd_.count(d)) continue;
-            int wd = ::inotify_add_watch(inotify_.get(), d.c_str(), kWatchMask | IN_ONLYDIR);
+            // In cgroupfs only new and removed cgroups matter; content events
+            // (cgroup.events on every fork and exit) would wake us for nothing.
+            bool in_cgroupfs = d.compare(0, mount_.size(), mount_) == 0;
+            std::uint32_t mask = in_cgroupfs ? kCgroupWatchMask : kWatchMask;
+            int wd = ::inotify_add_watch(inotify_.get(), d.c_str(), mask | IN_ONLYDIR);
             if (wd < 0) {
                 if (errno != ENOENT && !last_warnings_.count("watch " + d))
                     log_line("warning: cannot watch " + d + ": " + std::strerror(errno));

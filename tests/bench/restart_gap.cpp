@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,7 +21,10 @@
 
 #include "liveguard/abi.h"
 #include "pinned_maps.h"
+#include "cgroup.h"
+#include "protected_cgroups.h"
 #include "protected_set.h"
+#include "session_registry.h"
 
 using Clock = std::chrono::steady_clock;
 
@@ -117,10 +121,53 @@ int main(int argc, char** argv) {
     }
     set.remove(::getpid());
 
+    // 3. Protected cgroup: a process that has just joined the cgroup is
+    // signalled at once by a session member; the kernel decides at signal
+    // time, so every first attempt must be refused.
+    std::string mount = liveguard::cgroup2_mount();
+    std::string unit = mount + "/bench-unit.service", session = mount + "/bench-session";
+    ::mkdir(unit.c_str(), 0755);
+    ::mkdir(session.c_str(), 0755);
+    liveguard::ProtectedCgroups cgroups(maps.protected_cgroups.get(), maps.settings.get());
+    liveguard::SessionRegistry sessions(maps.sessions.get());
+    cgroups.add(liveguard::cgroup_id_of(unit), 0);
+    sessions.tag(mount, session);
+    int cg_refused = 0;
+    for (int i = 0; i < rounds; ++i) {
+        int ready[2];
+        if (::pipe(ready) != 0) return 1;
+        pid_t p = ::fork();
+        if (p == 0) {
+            std::ofstream(unit + "/cgroup.procs") << "0";
+            char c = 1;
+            (void)!::write(ready[1], &c, 1);
+            for (;;) ::pause();
+        }
+        char c;
+        (void)!::read(ready[0], &c, 1);
+        ::close(ready[0]);
+        ::close(ready[1]);
+        pid_t m = ::fork();
+        if (m == 0) {
+            std::ofstream(session + "/cgroup.procs") << "0";
+            ::_exit(::kill(p, SIGKILL) == 0 ? 0 : errno);
+        }
+        int st = 0;
+        ::waitpid(m, &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == EPERM) ++cg_refused;
+        reap(p);
+    }
+    sessions.untag(session);
+    cgroups.remove(liveguard::cgroup_id_of(unit));
+    ::rmdir(unit.c_str());
+    ::rmdir(session.c_str());
+
     if (json) {
         std::printf("{\"pidfile\":{\"rounds\":%d,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
-                    "\"missed\":%d},\"supervisor\":{\"rounds\":%d,\"marked_at_fork\":%d}}\n",
-                    rounds, pf.p50_us, pf.p99_us, pf.max_us, pf.missed, rounds, sup_marked);
+                    "\"missed\":%d},\"supervisor\":{\"rounds\":%d,\"marked_at_fork\":%d},"
+                    "\"cgroup\":{\"rounds\":%d,\"refused_at_first_attempt\":%d}}\n",
+                    rounds, pf.p50_us, pf.p99_us, pf.max_us, pf.missed, rounds, sup_marked, rounds,
+                    cg_refused);
     } else {
         std::printf("%-34s %8s %10s %10s %10s %8s\n", "restart -> protected", "rounds", "p50",
                     "p99", "max", "missed");
@@ -128,8 +175,11 @@ int main(int argc, char** argv) {
                     pf.p50_us, pf.p99_us, pf.max_us, pf.missed);
         std::printf("%-34s %8d %10s %10s %10s %8d\n", "s6-supervise child (kernel, fork)", rounds,
                     "0", "0", "0", rounds - sup_marked);
-        std::printf("(supervisor: %d of %d children were protected when fork() returned)\n",
-                    sup_marked, rounds);
+        std::printf("%-34s %8d %10s %10s %10s %8d\n", "unit cgroup member (kernel, kill)", rounds,
+                    "0", "0", "0", rounds - cg_refused);
+        std::printf("(supervisor: %d of %d children were protected when fork() returned;\n"
+                    " cgroup: %d of %d first kill attempts right after joining were refused)\n",
+                    sup_marked, rounds, cg_refused, rounds);
     }
-    return pf.missed == 0 && sup_marked == rounds ? 0 : 1;
+    return pf.missed == 0 && sup_marked == rounds && cg_refused == rounds ? 0 : 1;
 }
