@@ -37,7 +37,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, LG_SETTING_COUNT);
 	__type(key, __u32);
 	__type(value, struct lg_settings);
 } lg_settings SEC(".maps");
@@ -62,10 +62,19 @@ static __always_inline void count(__u32 idx)
 		__sync_fetch_and_add(v, 1);
 }
 
+static __always_inline bool any(__u32 setting)
+{
+	struct lg_settings *s = bpf_map_lookup_elem(&lg_settings, &setting);
+
+	return s && s->count;
+}
+
 /* The tagged cgroup that makes the current task a session member, or 0.
  * Level 0 is the root cgroup, which `tag` refuses, so the walk starts at 1. */
 static __always_inline __u64 current_session(void)
 {
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
 	for (int level = 1; level < LG_MAX_CGROUP_LEVEL; level++) {
 		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
 
@@ -84,13 +93,6 @@ static __always_inline struct lg_protected *protection_of(struct task_struct *p)
 	return bpf_task_storage_get(&lg_protected, p->group_leader, 0, 0);
 }
 
-static __always_inline bool any_protected_cgroup(void)
-{
-	__u32 zero = 0;
-	struct lg_settings *s = bpf_map_lookup_elem(&lg_settings, &zero);
-
-	return s && s->protected_cgroups;
-}
 
 /* Whether the target's cgroup, or an ancestor of it, is protected. Read at
  * signal time, so a process started in a protected unit is covered before
@@ -152,7 +154,7 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 		if (!session)
 			return 0;
 	} else {
-		if (!any_protected_cgroup())
+		if (!any(LG_SETTING_PROTECTED_CGROUPS))
 			return 0;
 		session = current_session();
 		if (!session || !in_protected_cgroup(p))
@@ -180,10 +182,12 @@ int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags,
 		return 0;
 	struct lg_protected *cm =
 		bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (cm) {
-		cm->since_boot_ns = bpf_ktime_get_boot_ns();
-		cm->source = pm->source;
-		cm->flags = LG_PROTECT_INHERITED;
+	if (!cm) {
+		count(LG_COUNTER_INHERIT_FAILED);
+		return 0;
 	}
+	cm->since_boot_ns = bpf_ktime_get_boot_ns();
+	cm->source = pm->source;
+	cm->flags = LG_PROTECT_INHERITED;
 	return 0;
 }

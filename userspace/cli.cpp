@@ -99,7 +99,8 @@ ParseResult parse_cli(int argc, const char* const* argv) {
     if (cmd.name == "protect" || cmd.name == "unprotect") {
         auto pid = parse_pid(pid_text);
         if (!pid) {
-            r.err = "--pid: '" + pid_text + "' is not a process id (a positive decimal number)\n";
+            r.err = "--pid: '" + pid_text + "' is not a process id (a positive decimal number)\n\n" +
+                    app.get_subcommands().front()->help();
             r.exit_code = 2;
             return r;
         }

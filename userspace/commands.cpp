@@ -49,6 +49,10 @@ int cmd_load(const CliCommand& c) {
     require_root("load");
     // A bad policy must change nothing, so it is read before anything loads.
     auto policy = policy_for_load(c);
+    if (c.foreground && !policy)
+        throw Error(std::string("--foreground runs the policy watcher, but there is no policy (") +
+                        kDefaultPolicyPath + " does not exist)",
+                    "give one: liveguard-bpf load --foreground --config FILE", 2);
     if (Guard::load() == LoadOutcome::AlreadyLoaded)
         std::printf("liveguard is already loaded (pins in %s)\n", pins::kDir);
     else
@@ -58,7 +62,7 @@ int cmd_load(const CliCommand& c) {
     if (!policy) return 0;
     if (!policy->session_tags.empty()) {
         PinnedMaps maps = PinnedMaps::open();
-        SessionRegistry reg(maps.sessions.get());
+        SessionRegistry reg(maps.sessions.get(), maps.settings.get());
         std::string mount = cgroup2_mount();
         for (const auto& dir : policy->session_tags) {
             try {
@@ -70,6 +74,19 @@ int cmd_load(const CliCommand& c) {
         }
     }
     if (auto pid = running_watcher()) {
+        std::string running_config;
+        if (auto state = read_small_file(kWatcherStateFile)) {
+            auto at = state->find("\"config\":\"");
+            if (at != std::string::npos) {
+                at += 10;
+                running_config = state->substr(at, state->find('"', at) - at);
+            }
+        }
+        if (!running_config.empty() && running_config != policy->path)
+            throw Error("a policy watcher is already running (pid " + std::to_string(*pid) +
+                            ") with " + running_config + ", not " + policy->path,
+                        "to switch policies: sudo liveguard-bpf unload, then load --config " +
+                            policy->path);
         std::printf("the policy watcher is already running (pid %d); to re-read the policy: "
                     "liveguard-bpf reload\n", *pid);
         return 0;
@@ -147,7 +164,7 @@ int cmd_protect(const CliCommand& c, bool add) {
 int cmd_tag(const CliCommand& c, bool add) {
     require_root(c.name);
     PinnedMaps maps = PinnedMaps::open();
-    SessionRegistry reg(maps.sessions.get());
+    SessionRegistry reg(maps.sessions.get(), maps.settings.get());
     std::string dir = normalize_path(c.cgroup_dir);
     if (add) {
         std::uint64_t id = 0;
@@ -181,7 +198,7 @@ int cmd_status(const CliCommand& c) {
     PinnedMaps maps = PinnedMaps::open();
     const std::int64_t boot_offset = boot_to_realtime_offset_ns();
     auto procs = ProtectedSet(maps.protected_tasks.get()).list();
-    auto sessions = SessionRegistry(maps.sessions.get()).list();
+    auto sessions = SessionRegistry(maps.sessions.get(), maps.settings.get()).list();
     auto cgroups = ProtectedCgroups(maps.protected_cgroups.get(), maps.settings.get()).list();
     auto watcher = running_watcher();
     auto watcher_state = watcher ? read_small_file(kWatcherStateFile) : std::nullopt;
@@ -247,6 +264,7 @@ int cmd_status(const CliCommand& c) {
         std::string cnt = json::ObjectWriter()
                               .raw("denied", denied)
                               .unum("events_lost", counters[LG_COUNTER_EVENTS_LOST])
+                              .unum("inherit_failed", counters[LG_COUNTER_INHERIT_FAILED])
                               .done();
         std::printf("%s\n", json::ObjectWriter()
                                 .boolean("loaded", true)
@@ -305,6 +323,9 @@ int cmd_status(const CliCommand& c) {
                 static_cast<unsigned long long>(counters[LG_COUNTER_DENIED_TASK_KILL]));
     std::printf("events lost (ring buffer full): %llu\n",
                 static_cast<unsigned long long>(counters[LG_COUNTER_EVENTS_LOST]));
+    if (counters[LG_COUNTER_INHERIT_FAILED])
+        std::printf("WARNING: %llu children of protected supervisors could not be marked\n",
+                    static_cast<unsigned long long>(counters[LG_COUNTER_INHERIT_FAILED]));
     return 0;
 }
 

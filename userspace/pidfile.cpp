@@ -73,6 +73,9 @@ PidFileParse parse_pid_file(std::string_view content) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || p != s.data() + s.size() || v == 0 || v > INT_MAX)
         return PidFileProblem::Malformed;
+    // A bare integer is complete only with its newline: "12" may be the
+    // first half of "1234".
+    if (content.find('\n') == std::string_view::npos) return PidFileProblem::Incomplete;
     return PidFileRecord{static_cast<pid_t>(v), std::nullopt};
 }
 

@@ -55,10 +55,9 @@ std::vector<ProtectedCgroup> ProtectedCgroups::list() const {
 
 void ProtectedCgroups::sync_count() {
     lg_settings s{};
-    std::uint32_t zero = 0;
-    bpf_map_lookup_elem(settings_fd_, &zero, &s);
-    s.protected_cgroups = static_cast<std::uint32_t>(list().size());
-    if (bpf_map_update_elem(settings_fd_, &zero, &s, BPF_ANY) != 0)
+    std::uint32_t key = LG_SETTING_PROTECTED_CGROUPS;
+    s.count = static_cast<std::uint32_t>(list().size());
+    if (bpf_map_update_elem(settings_fd_, &key, &s, BPF_ANY) != 0)
         throw_errno("cannot update liveguard's settings map", errno);
 }
 

@@ -36,6 +36,7 @@ TagOutcome SessionRegistry::tag(const std::string& mount, const std::string& dir
                         "untag sessions that ended (see `liveguard-bpf status`)");
         throw_errno("cannot tag " + dir, e);
     }
+    sync_count();
     return TagOutcome::Tagged;
 }
 
@@ -49,7 +50,16 @@ bool SessionRegistry::untag_id(std::uint64_t id) {
         if (errno == ENOENT) return false;
         throw_errno("cannot untag cgroup " + std::to_string(id), errno);
     }
+    sync_count();
     return true;
+}
+
+void SessionRegistry::sync_count() {
+    lg_settings s{};
+    std::uint32_t key = LG_SETTING_SESSIONS;
+    s.count = static_cast<std::uint32_t>(list().size());
+    if (bpf_map_update_elem(settings_fd_, &key, &s, BPF_ANY) != 0)
+        throw_errno("cannot update liveguard's settings map", errno);
 }
 
 std::vector<TaggedCgroup> SessionRegistry::list() const {

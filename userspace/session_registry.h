@@ -19,7 +19,7 @@ enum class TagOutcome { Tagged, AlreadyTagged };
 
 class SessionRegistry {
 public:
-    explicit SessionRegistry(int map_fd) : fd_(map_fd) {}
+    SessionRegistry(int map_fd, int settings_fd) : fd_(map_fd), settings_fd_(settings_fd) {}
 
     // `dir` must be a non-root cgroup v2 directory under `mount`.
     TagOutcome tag(const std::string& mount, const std::string& dir, std::uint64_t* id = nullptr);
@@ -31,7 +31,11 @@ public:
     std::vector<TaggedCgroup> list() const;
 
 private:
+    // The kernel skips the session walk while the count is zero.
+    void sync_count();
+
     int fd_;
+    int settings_fd_;
 };
 
 }  // namespace liveguard

@@ -70,8 +70,22 @@ public:
     }
     ~SessionCgroup() {
         kill_remaining();
-        for (int i = 0; i < 500 && ::rmdir(path_.c_str()) != 0 && errno == EBUSY; ++i)
+        bool removed = false;
+        for (int i = 0; i < 500; ++i) {
+            if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) {
+                removed = true;
+                break;
+            }
+            if (errno != EBUSY) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (!removed) {
+            // Survivors stay restricted: the tag goes only with the cgroup.
+            std::fprintf(stderr,
+                         "liveguard-bpf: warning: %s still has processes; it stays tagged "
+                         "(untag it once they are gone)\n", path_.c_str());
+            return;
+        }
         try {
             registry_.untag_id(id_);
         } catch (const std::exception& e) {
@@ -129,7 +143,7 @@ int run_session(const RunOptions& opts) {
     if (opts.user) account = lookup_user(*opts.user);
 
     PinnedMaps maps = PinnedMaps::open();
-    SessionRegistry registry(maps.sessions.get());
+    SessionRegistry registry(maps.sessions.get(), maps.settings.get());
     std::string mount = cgroup2_mount();
     SessionCgroup session(registry, mount, opts.parent.value_or(mount + "/liveguard"));
     std::string procs = session.path() + "/cgroup.procs";

@@ -85,6 +85,7 @@ public:
         std::string targets_json = "[", targets_text;
         for (const auto& t : policy_.targets) {
             Resolution r = resolve(t, mount_);
+            if (t.kind == TargetKind::Pid) pin_identity(t, r);
             retry |= r.retry;
             dirs.insert(r.watch_dirs.begin(), r.watch_dirs.end());
             std::string pids = "[", cgs = "[";
@@ -127,6 +128,9 @@ public:
         targets_json += "]";
         forget_vanished_cgroups(wanted_cgroups);
         update_watches(dirs);
+        // A file created in a directory between its resolution and its new
+        // watch sends no event: look once more.
+        retry |= added_watch_;
         for (const auto& w : warnings)
             if (!last_warnings_.count(w)) log_line("warning: " + w);
         last_warnings_ = warnings;
@@ -135,12 +139,14 @@ public:
         return retry;
     }
 
-    // Swaps in a new policy; cgroups only the old one protected are
-    // released, processes keep their marks until they exit.
+    // Swaps in a new policy. Cgroups only the old one protected are
+    // released by the next apply(), after the new policy's are in place, so
+    // nothing both policies protect is ever unprotected in between.
+    // Processes keep their marks until they exit.
     void replace_policy(Policy p) {
         policy_ = std::move(p);
-        for (const auto& c : cgroups_.list())
-            if (c.info.source != 0) cgroups_.remove(c.id);
+        prune_unwanted_ = true;
+        pid_identity_.clear();
     }
 
     const Policy& policy() const { return policy_; }
@@ -176,14 +182,28 @@ private:
             log_line("protecting pid " + std::to_string(tgid) + " (" + p.why + ")");
     }
 
+    // `pid = N` names the process that had PID N when the policy was
+    // applied, never a later process that reuses the number.
+    void pin_identity(const ProtectTarget& t, Resolution& r) {
+        auto st = read_proc_stat(t.pid);
+        auto it = pid_identity_.find(t.source);
+        if (it == pid_identity_.end()) {
+            if (st) pid_identity_[t.source] = st->start_ticks;
+            return;
+        }
+        if (!st || st->start_ticks != it->second) r.processes.clear();
+    }
+
     void forget_vanished_cgroups(const std::set<std::uint64_t>& wanted) {
         for (const auto& c : cgroups_.list()) {
             if (c.info.source == 0 || wanted.count(c.id)) continue;
-            if (!cgroup_path_of_id(mount_, c.id)) cgroups_.remove(c.id);
+            if (prune_unwanted_ || !cgroup_path_of_id(mount_, c.id)) cgroups_.remove(c.id);
         }
+        prune_unwanted_ = false;
     }
 
     void update_watches(const std::set<std::string>& dirs) {
+        added_watch_ = false;
         for (auto it = dir_wd_.begin(); it != dir_wd_.end();) {
             if (!dirs.count(it->first)) {
                 ::inotify_rm_watch(inotify_.get(), it->second);
@@ -207,6 +227,7 @@ private:
             }
             dir_wd_[d] = wd;
             wd_dir_[wd] = d;
+            added_watch_ = true;
         }
     }
 
@@ -235,6 +256,9 @@ private:
     std::map<std::string, int> dir_wd_;
     std::map<int, std::string> wd_dir_;
     std::set<std::string> last_warnings_;
+    bool prune_unwanted_ = false;
+    std::map<std::uint32_t, std::uint64_t> pid_identity_;  // source -> start ticks
+    bool added_watch_ = false;
 };
 
 std::string read_start_ticks(pid_t pid) {
@@ -293,7 +317,16 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
         bool events = w.drain_events();
         if (events || (fds[1].revents & POLLIN)) retries = 0;
         else if (n == 0) ++retries;
-        if (events || n == 0 || (fds[1].revents & POLLIN)) retry = w.apply();
+        if (events || n == 0 || (fds[1].revents & POLLIN)) {
+            // A failure to apply (a map update refused, say) is logged and
+            // retried on the next event; the watcher must not die of it.
+            try {
+                retry = w.apply();
+            } catch (const std::exception& e) {
+                log_line(std::string("error: applying the policy failed: ") + e.what());
+                retry = true;
+            }
+        }
     }
 }
 

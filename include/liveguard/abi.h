@@ -49,6 +49,8 @@ enum lg_verdict {
 enum lg_counter {
 	LG_COUNTER_DENIED_TASK_KILL = 0,
 	LG_COUNTER_EVENTS_LOST = 1,
+	/* A supervisor's child the kernel could not mark (allocation failed). */
+	LG_COUNTER_INHERIT_FAILED = 2,
 	LG_COUNTER_COUNT,
 };
 
@@ -70,10 +72,17 @@ struct lg_cgroup_protection {
 	__u32 _pad;
 };
 
-/* Value of the single-entry settings array map. Counts let the hot path
- * skip walks that cannot match. */
+/* Indexes into the settings array map. Each entry counts the entries of
+ * one map, so the hot path can skip walks that cannot match; each has a
+ * single writer-side recount, so concurrent updaters never lose one. */
+enum lg_setting {
+	LG_SETTING_PROTECTED_CGROUPS = 0,
+	LG_SETTING_SESSIONS = 1,
+	LG_SETTING_COUNT,
+};
+
 struct lg_settings {
-	__u32 protected_cgroups; /* entries in the protected-cgroups map */
+	__u32 count;
 	__u32 _pad;
 };
 

@@ -29,6 +29,8 @@ TEST(PidFile, TornWritesAreRetriedNotRejected) {
     EXPECT_EQ(std::get<PidFileProblem>(parse_pid_file("  \n")), PidFileProblem::Empty);
     EXPECT_EQ(std::get<PidFileProblem>(parse_pid_file("{\"pid\": 12, \"kind\": \"herm")),
               PidFileProblem::Incomplete);
+    // "12" may be the first half of "1234\n": a bare integer needs its newline.
+    EXPECT_EQ(std::get<PidFileProblem>(parse_pid_file("12")), PidFileProblem::Incomplete);
 }
 
 TEST(PidFile, GarbageIsMalformed) {

@@ -24,6 +24,7 @@
 #include "pinned_maps.h"
 #include "protected_cgroups.h"
 #include "protected_set.h"
+#include "session_registry.h"
 
 namespace lgtest {
 namespace {
@@ -197,6 +198,7 @@ bool Target::wait_killed() {
 Session::Session(bool tag) : tagged_(tag) {
     dir_ = cgroup_root() + "/lgtest-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
     if (::mkdir(dir_.c_str(), 0755) != 0) throw std::runtime_error("mkdir " + dir_);
+    id_ = liveguard::cgroup_id_of(dir_);
     if (tag) {
         auto r = lg({"tag", dir_});
         if (r.status != 0) throw std::runtime_error("tag failed: " + r.out + r.err);
@@ -216,7 +218,13 @@ Session::~Session() {
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
         for (int i = 0; i < 300 && ::rmdir(it->c_str()) != 0 && errno == EBUSY; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (tagged_) lg({"untag", dir_});  // fails harmlessly once the dir is gone
+    // By id: the directory is gone, and a stale tag would pile up.
+    try {
+        auto maps = liveguard::PinnedMaps::open();
+        liveguard::SessionRegistry(maps.sessions.get(), maps.settings.get()).untag_id(id_);
+    } catch (const std::exception&) {
+        // not loaded (any more): nothing is tagged
+    }
 }
 
 std::uint64_t Session::id() const { return liveguard::cgroup_id_of(dir_); }

@@ -84,6 +84,7 @@ public:
 private:
     std::string dir_;
     bool tagged_;
+    std::uint64_t id_ = 0;
 };
 
 // Protects through the CLI; fails the test on error.

@@ -28,10 +28,12 @@ class Cli : public Lifecycle {};
 
 TEST_F(Lifecycle, LoadTwiceAttachesOnce) {
     EXPECT_EQ(attached_links_of("lg_task_kill"), 1);
+    EXPECT_EQ(attached_links_of("lg_task_alloc"), 1);
     auto r = lg({"load"});
     EXPECT_EQ(r.status, 0);
     EXPECT_NE(r.out.find("already loaded"), std::string::npos) << r.out;
     EXPECT_EQ(attached_links_of("lg_task_kill"), 1);
+    EXPECT_EQ(attached_links_of("lg_task_alloc"), 1);
 }
 
 TEST_F(Lifecycle, ProtectionSurvivesAReload) {
@@ -49,13 +51,13 @@ TEST_F(Lifecycle, ProtectionSurvivesAReload) {
 TEST_F(Lifecycle, UnloadStopsEnforcementAndLeavesNoPins) {
     Target t;
     protect(t.pid());
+    Session s;  // tagged while loaded: a real session until the unload
+    ASSERT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGTERM); }), EPERM);
     auto r = lg({"unload"});
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_FALSE(exists("/sys/fs/bpf/liveguard"));
     EXPECT_EQ(attached_links_of("lg_task_kill"), 0);
-    Session s(false);
-    // The session cannot be tagged now; make it a member cgroup anyway by
-    // position: with no program attached nothing is refused.
+    EXPECT_EQ(attached_links_of("lg_task_alloc"), 0);
     EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGTERM); }), 0);
     EXPECT_TRUE(t.wait_killed());
 
