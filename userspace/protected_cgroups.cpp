@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "error.h"
+#include "map_walk.h"
 
 namespace liveguard {
 
@@ -40,25 +41,13 @@ bool ProtectedCgroups::remove(std::uint64_t id) {
 
 std::vector<ProtectedCgroup> ProtectedCgroups::list() const {
     std::vector<ProtectedCgroup> out;
-    std::uint64_t key = 0, next = 0;
-    const void* prev = nullptr;
-    for (int i = 0; i < 2 * LG_MAX_PROTECTED_CGROUPS; ++i) {
-        if (bpf_map_get_next_key(fd_, prev, &next) != 0) break;
-        ProtectedCgroup c;
-        c.id = next;
-        if (bpf_map_lookup_elem(fd_, &next, &c.info) == 0) out.push_back(c);
-        key = next;
-        prev = &key;
-    }
+    for (const auto& [id, info] : list_u64_map<lg_cgroup_protection>(fd_, LG_MAX_PROTECTED_CGROUPS))
+        out.push_back({id, info});
     return out;
 }
 
 void ProtectedCgroups::sync_count() {
-    lg_settings s{};
-    std::uint32_t key = LG_SETTING_PROTECTED_CGROUPS;
-    s.count = static_cast<std::uint32_t>(list().size());
-    if (bpf_map_update_elem(settings_fd_, &key, &s, BPF_ANY) != 0)
-        throw_errno("cannot update liveguard's settings map", errno);
+    write_setting(settings_fd_, LG_SETTING_PROTECTED_CGROUPS, list().size());
 }
 
 }  // namespace liveguard

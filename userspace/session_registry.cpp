@@ -7,6 +7,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "map_walk.h"
 
 namespace liveguard {
 
@@ -54,29 +55,12 @@ bool SessionRegistry::untag_id(std::uint64_t id) {
     return true;
 }
 
-void SessionRegistry::sync_count() {
-    lg_settings s{};
-    std::uint32_t key = LG_SETTING_SESSIONS;
-    s.count = static_cast<std::uint32_t>(list().size());
-    if (bpf_map_update_elem(settings_fd_, &key, &s, BPF_ANY) != 0)
-        throw_errno("cannot update liveguard's settings map", errno);
-}
-
 std::vector<TaggedCgroup> SessionRegistry::list() const {
     std::vector<TaggedCgroup> out;
-    std::uint64_t key = 0, next = 0;
-    const void* prev = nullptr;
-    // Bounded: the map holds at most LG_MAX_SESSIONS keys; restarting the
-    // walk after a concurrent delete could otherwise loop.
-    for (int i = 0; i < 2 * LG_MAX_SESSIONS; ++i) {
-        if (bpf_map_get_next_key(fd_, prev, &next) != 0) break;
-        TaggedCgroup t;
-        t.id = next;
-        if (bpf_map_lookup_elem(fd_, &next, &t.info) == 0) out.push_back(t);
-        key = next;
-        prev = &key;
-    }
+    for (const auto& [id, info] : list_u64_map<lg_session>(fd_, LG_MAX_SESSIONS)) out.push_back({id, info});
     return out;
 }
+
+void SessionRegistry::sync_count() { write_setting(settings_fd_, LG_SETTING_SESSIONS, list().size()); }
 
 }  // namespace liveguard
