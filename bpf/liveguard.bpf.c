@@ -87,10 +87,19 @@ static __always_inline __u64 current_session(void)
 }
 
 /* Protection is a mark on the thread-group leader, so it covers every
- * thread whichever one a tkill/tgkill names. */
-static __always_inline struct lg_protected *protection_of(struct task_struct *p)
+ * thread whichever one a tkill/tgkill names. A child of a supervisor whose
+ * children inherit is protected through its parent as well: the mark made
+ * at fork can be missing (task storage refuses creation while another
+ * storage operation holds this CPU), and the parent's says the same. */
+static __always_inline bool is_protected(struct task_struct *p)
 {
-	return bpf_task_storage_get(&lg_protected, p->group_leader, 0, 0);
+	struct task_struct *leader = p->group_leader;
+
+	if (bpf_task_storage_get(&lg_protected, leader, 0, 0))
+		return true;
+	struct lg_protected *pm =
+		bpf_task_storage_get(&lg_protected, leader->real_parent->group_leader, 0, 0);
+	return pm && (pm->flags & LG_PROTECT_INHERIT);
 }
 
 
@@ -148,8 +157,11 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 	/* Signal 0 only probes for existence: discovery without delivery. */
 	if (sig == 0)
 		return 0;
+	/* No session tagged anywhere: nothing can be refused. */
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
 	__u64 session;
-	if (protection_of(p)) {
+	if (is_protected(p)) {
 		session = current_session();
 		if (!session)
 			return 0;
