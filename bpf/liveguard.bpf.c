@@ -73,8 +73,6 @@ static __always_inline bool any(__u32 setting)
  * Level 0 is the root cgroup, which `tag` refuses, so the walk starts at 1. */
 static __always_inline __u64 current_session(void)
 {
-	if (!any(LG_SETTING_SESSIONS))
-		return 0;
 	for (int level = 1; level < LG_MAX_CGROUP_LEVEL; level++) {
 		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
 

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <iostream>
 #include <sstream>
 
 #include "cgroup.h"
