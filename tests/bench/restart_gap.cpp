@@ -21,6 +21,7 @@
 
 #include "liveguard/abi.h"
 #include "pinned_maps.h"
+#include "proc.h"
 #include "cgroup.h"
 #include "protected_cgroups.h"
 #include "protected_set.h"
@@ -53,12 +54,8 @@ void reap(pid_t p) {
 }
 
 std::uint64_t start_ticks(pid_t pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(f)), {});
-    auto rest = s.substr(s.rfind(')') + 2);
-    char* p = rest.data();
-    for (int field = 3; field < 22; ++field) p = std::strchr(p, ' ') + 1;
-    return std::strtoull(p, nullptr, 10);
+    auto st = liveguard::read_proc_stat(pid);
+    return st ? st->start_ticks : 0;
 }
 
 struct Stats {

@@ -22,6 +22,7 @@
 
 #include "cgroup.h"
 #include "pinned_maps.h"
+#include "proc.h"
 #include "protected_cgroups.h"
 #include "protected_set.h"
 #include "session_registry.h"
@@ -342,14 +343,8 @@ bool wait_until(const std::function<bool()>& pred, int ms) {
 }
 
 std::uint64_t start_ticks(pid_t pid) {
-    auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
-    if (!st) return 0;
-    auto close = st->rfind(')');
-    std::istringstream in(st->substr(close + 2));
-    std::string field;
-    for (int i = 3; i <= 22 && in >> field; ++i)
-        if (i == 22) return std::stoull(field);
-    return 0;
+    auto st = liveguard::read_proc_stat(pid);
+    return st ? st->start_ticks : 0;
 }
 
 void write_hermes_pid_file(const std::string& path, pid_t pid, bool bare,
