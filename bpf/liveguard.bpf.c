@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Kernel side of liveguard: refuse signals from tagged test sessions to
- * protected processes. Runs on every signal permission check on the
- * machine, so the common case (target not protected) must exit after one
- * task-storage lookup. */
+/* Kernel side of liveguard: refuse what tagged test sessions may not do to
+ * protected processes: signal them, or reach them through a side door
+ * (service managers, control FIFOs, cgroup and /proc files, ptrace,
+ * F_SETOWN, liveguard's own objects). Every hook runs for the whole
+ * machine, so each first checks the cheapest thing that rules it out:
+ * no session tagged anywhere, a read-only open, a filesystem that cannot
+ * hold what the door guards. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -11,6 +14,13 @@
 
 #define EPERM 1
 #define CLONE_THREAD 0x00010000
+#define FMODE_WRITE 0x2
+#define PTRACE_MODE_ATTACH 0x02
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define PROC_SUPER_MAGIC 0x9fa0
+#define BPF_FS_MAGIC 0xcafe4a11
+/* /proc/<pid>/stat reports start times in USER_HZ ticks. */
+#define NSEC_PER_USER_TICK 10000000ULL
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -20,6 +30,77 @@ struct {
 	__type(key, int);
 	__type(value, struct lg_protected);
 } lg_protected SEC(".maps");
+
+/* Protected thread-group ids, for doors that reach a process by number
+ * (/proc/<pid>/...): value = its start time in /proc ticks, so a reused
+ * PID never matches. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LG_MAX_GUARDED_CGROUPS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lg_protected_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lg_member);
+} lg_members SEC(".maps");
+
+/* Cgroups that hold a protected process, or are an ancestor of one (the
+ * loader adds them; the kernel adds a cgroup a protected process is moved
+ * into). Writing their files could kill, freeze or starve the service. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_GUARDED_CGROUPS);
+	__type(key, __u64);
+	__type(value, __u32);
+} lg_guarded_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_GUARDED_INODES);
+	__type(key, struct lg_inode_key);
+	__type(value, struct lg_guarded_inode);
+} lg_guarded_inodes SEC(".maps");
+
+/* Hashes of the words that make a service-control command mutate a
+ * protected service: verbs, unit names, service and scan directories. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_EXEC_WORDS);
+	__type(key, __u64);
+	__type(value, __u32);
+} lg_exec_words SEC(".maps");
+
+/* A member's argv, copied at execve entry, keyed by thread id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct lg_exec_args);
+} lg_exec_args SEC(".maps");
+
+struct lg_arg_buf {
+	char c[LG_EXEC_ARG_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lg_arg_buf);
+} lg_scratch SEC(".maps");
+
+/* Files whose owner (F_SETOWN) a session member set: SIGIO/SIGURG they
+ * raise is sent on the member's behalf. Keyed by the struct file. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} lg_fowners SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -69,8 +150,9 @@ static __always_inline bool any(__u32 setting)
 	return s && s->count;
 }
 
-/* The tagged cgroup that makes the current task a session member, or 0.
- * Level 0 is the root cgroup, which `tag` refuses, so the walk starts at 1. */
+/* The tagged cgroup that makes the current task a session member by where
+ * it runs, or 0. Level 0 is the root cgroup, which `tag` refuses, so the
+ * walk starts at 1. */
 static __always_inline __u64 current_session(void)
 {
 	for (int level = 1; level < LG_MAX_CGROUP_LEVEL; level++) {
@@ -82,6 +164,34 @@ static __always_inline __u64 current_session(void)
 			return id;
 	}
 	return 0;
+}
+
+/* A member mark counts while its session is still tagged. */
+static __always_inline __u64 marked_session(struct task_struct *leader)
+{
+	struct lg_member *m = bpf_task_storage_get(&lg_members, leader, 0, 0);
+
+	if (m && bpf_map_lookup_elem(&lg_sessions, &m->session_cgroup_id))
+		return m->session_cgroup_id;
+	return 0;
+}
+
+/* The session the current task belongs to, or 0. Membership sticks to the
+ * process tree: a descendant forked inside a session carries a mark that
+ * moving to another cgroup does not remove. The parent's mark stands in
+ * for a child's that could not be created at fork. */
+static __always_inline __u64 member_session(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *leader = t->group_leader;
+	__u64 s = marked_session(leader);
+
+	if (s)
+		return s;
+	s = current_session();
+	if (s)
+		return s;
+	return marked_session(leader->real_parent->group_leader);
 }
 
 /* Protection is a mark on the thread-group leader, so it covers every
@@ -100,14 +210,11 @@ static __always_inline bool is_protected(struct task_struct *p)
 	return pm && (pm->flags & LG_PROTECT_INHERIT);
 }
 
-
-/* Whether the target's cgroup, or an ancestor of it, is protected. Read at
- * signal time, so a process started in a protected unit is covered before
+/* Whether a cgroup, or an ancestor of it, is protected. Read at the time
+ * of the act, so a process started in a protected unit is covered before
  * any userspace watcher could have seen it. */
-static __always_inline bool in_protected_cgroup(struct task_struct *p)
+static __always_inline bool cgroup_protected(struct cgroup *cg)
 {
-	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
-
 	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
 		__u64 id = BPF_CORE_READ(cg, kn, id);
 
@@ -120,14 +227,26 @@ static __always_inline bool in_protected_cgroup(struct task_struct *p)
 	return false;
 }
 
-static __always_inline void report(__u32 hook, __u64 session, struct task_struct *target,
-				   int sig)
+static __always_inline bool in_protected_cgroup(struct task_struct *p)
 {
+	if (!any(LG_SETTING_PROTECTED_CGROUPS))
+		return false;
+	return cgroup_protected(BPF_CORE_READ(p, cgroups, dfl_cgrp));
+}
+
+static __always_inline bool target_protected(struct task_struct *p)
+{
+	return is_protected(p) || in_protected_cgroup(p);
+}
+
+static __always_inline struct lg_event *event_start(__u32 hook, __u64 session)
+{
+	count(LG_COUNTER_DENIED + hook);
 	struct lg_event *e = bpf_ringbuf_reserve(&lg_events, sizeof(*e), 0);
 
 	if (!e) {
 		count(LG_COUNTER_EVENTS_LOST);
-		return;
+		return 0;
 	}
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
@@ -137,13 +256,57 @@ static __always_inline void report(__u32 hook, __u64 session, struct task_struct
 	e->hook = hook;
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
+	e->target_pid = 0;
+	e->target_tid = 0;
+	e->signal = 0;
+	e->detail = 0;
+	e->object_id = 0;
+	e->target_comm[0] = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+/* A refusal aimed at a process. */
+static __always_inline void report_task(__u32 hook, __u64 session, struct task_struct *target,
+					int sig, __u32 detail)
+{
+	struct lg_event *e = event_start(hook, session);
+
+	if (!e)
+		return;
 	e->target_pid = BPF_CORE_READ(target, tgid);
 	e->target_tid = BPF_CORE_READ(target, pid);
 	e->signal = sig;
-	e->_pad = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->detail = detail;
 	BPF_CORE_READ_STR_INTO(&e->target_comm, target, group_leader, comm);
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* A refusal aimed at a file, a cgroup or a kernel object. */
+static __always_inline void report_object(__u32 hook, __u64 session, struct dentry *d,
+					  __u64 object, __u32 detail, __u32 target_pid)
+{
+	struct lg_event *e = event_start(hook, session);
+
+	if (!e)
+		return;
+	e->object_id = object;
+	e->detail = detail;
+	e->target_pid = target_pid;
+	if (d)
+		bpf_probe_read_kernel_str(e->target_comm, sizeof(e->target_comm),
+					  BPF_CORE_READ(d, d_name.name));
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline struct lg_guarded_inode *guarded_inode(struct inode *inode)
+{
+	struct lg_inode_key key = {
+		.dev = BPF_CORE_READ(inode, i_sb, s_dev),
+		.ino = BPF_CORE_READ(inode, i_ino),
+	};
+
+	return bpf_map_lookup_elem(&lg_guarded_inodes, &key);
 }
 
 SEC("lsm/task_kill")
@@ -158,26 +321,19 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 	/* No session tagged anywhere: nothing can be refused. */
 	if (!any(LG_SETTING_SESSIONS))
 		return 0;
-	__u64 session;
-	if (is_protected(p)) {
-		session = current_session();
-		if (!session)
-			return 0;
-	} else {
-		if (!any(LG_SETTING_PROTECTED_CGROUPS))
-			return 0;
-		session = current_session();
-		if (!session || !in_protected_cgroup(p))
-			return 0;
-	}
-	count(LG_COUNTER_DENIED_TASK_KILL);
-	report(LG_HOOK_TASK_KILL, session, p, sig);
+	if (!target_protected(p))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_task(LG_HOOK_TASK_KILL, session, p, sig, 0);
 	return -EPERM;
 }
 
 /* A fork by a process whose protection is inherited (a supervisor) marks
  * the child before it runs, so a restarted service has no unprotected
- * moment. Threads share their leader's mark and need none. */
+ * moment; a fork inside a session marks the child a member, so it stays
+ * one wherever it goes. Threads share their leader's marks and need none. */
 SEC("lsm/task_alloc")
 int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
 {
@@ -188,16 +344,537 @@ int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags,
 	struct task_struct *parent = bpf_get_current_task_btf();
 	struct lg_protected *pm = bpf_task_storage_get(&lg_protected, parent->group_leader, 0, 0);
 
-	if (!pm || !(pm->flags & LG_PROTECT_INHERIT))
+	if (pm && (pm->flags & LG_PROTECT_INHERIT)) {
+		struct lg_protected *cm =
+			bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (cm) {
+			cm->since_boot_ns = bpf_ktime_get_boot_ns();
+			cm->source = pm->source;
+			cm->flags = LG_PROTECT_INHERITED;
+		} else {
+			count(LG_COUNTER_INHERIT_FAILED);
+		}
+	}
+	if (!any(LG_SETTING_SESSIONS))
 		return 0;
-	struct lg_protected *cm =
-		bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!cm) {
-		count(LG_COUNTER_INHERIT_FAILED);
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	struct lg_member *mm =
+		bpf_task_storage_get(&lg_members, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!mm) {
+		count(LG_COUNTER_MEMBER_MARK_FAILED);
 		return 0;
 	}
-	cm->since_boot_ns = bpf_ktime_get_boot_ns();
-	cm->source = pm->source;
-	cm->flags = LG_PROTECT_INHERITED;
+	mm->session_cgroup_id = session;
+	mm->since_boot_ns = bpf_ktime_get_boot_ns();
 	return 0;
+}
+
+/* A supervisor's child gets its number only after task_alloc: record it
+ * for the doors that name a process by number. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct lg_protected *cm = bpf_task_storage_get(&lg_protected, child, 0, 0);
+
+	if (!cm)
+		return 0;
+	__u32 tgid = child->tgid;
+	__u64 ticks = child->start_boottime / NSEC_PER_USER_TICK;
+
+	bpf_map_update_elem(&lg_protected_pids, &tgid, &ticks, BPF_ANY);
+	return 0;
+}
+
+/* A protected process moved to another cgroup (by a supervisor, say)
+ * makes that cgroup and its ancestors guarded at once. */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(lg_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	if (!is_protected(task))
+		return 0;
+	__u32 one = 1;
+	struct cgroup *cg = dst;
+
+	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		bpf_map_update_elem(&lg_guarded_cgroups, &id, &one, BPF_ANY);
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return 0;
+}
+
+/* ---- ptrace, process_vm_*, /proc/<pid>/mem: all pass mm_access() or
+ * ptrace_attach(), which ask this hook with PTRACE_MODE_ATTACH. Reads of
+ * /proc/<pid>/status and the like ask only for PTRACE_MODE_READ. */
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(lg_ptrace, struct task_struct *child, unsigned int mode, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(mode & PTRACE_MODE_ATTACH))
+		return 0;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (!target_protected(child))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_task(LG_HOOK_PTRACE, session, child, 0, mode);
+	return -EPERM;
+}
+
+/* ---- files opened for writing: control FIFOs, cgroup files, /proc files */
+
+static __always_inline bool name_is(struct dentry *d, const char *want, int len)
+{
+	char buf[16] = {};
+
+	if (bpf_probe_read_kernel_str(buf, sizeof(buf), BPF_CORE_READ(d, d_name.name)) != len + 1)
+		return false;
+	for (int i = 0; i < len && i < 16; i++)
+		if (buf[i] != want[i])
+			return false;
+	return true;
+}
+
+/* Whether the cgroup is, holds, or is an ancestor of, a protected process. */
+static __always_inline bool cgroup_guarded(struct cgroup *cg, __u64 id)
+{
+	if (bpf_map_lookup_elem(&lg_guarded_cgroups, &id))
+		return true;
+	return any(LG_SETTING_PROTECTED_CGROUPS) && cgroup_protected(cg);
+}
+
+static __always_inline int cgroup_file_open(struct file *file, __u64 session)
+{
+	struct dentry *d = file->f_path.dentry;
+	struct kernfs_node *dir = BPF_CORE_READ(d, d_parent, d_inode, i_private);
+	__u64 id = BPF_CORE_READ(dir, id);
+	struct cgroup *cg = BPF_CORE_READ(dir, priv);
+
+	/* Moving a process is refused wherever it would go: the kernel gives
+	 * no hook that names the process being moved, and a move could take
+	 * a member out of its session or a protected process out of its
+	 * protected cgroup. */
+	bool move = name_is(d, "cgroup.procs", 12) || name_is(d, "cgroup.threads", 14);
+
+	if (!move && !cgroup_guarded(cg, id))
+		return 0;
+	report_object(LG_HOOK_CGROUP_FILE, session, d, id, 0, 0);
+	return -EPERM;
+}
+
+/* The process a /proc/<pid>/... inode is about: proc_inode's struct pid,
+ * read as plain kernel memory (the pointer is not one the verifier can
+ * hand to task storage, hence lg_protected_pids). */
+static __always_inline int proc_file_open(struct file *file, __u64 session)
+{
+	struct dentry *d = file->f_path.dentry;
+
+	if (!name_is(d, "oom_score_adj", 13) && !name_is(d, "oom_adj", 7))
+		return 0;
+	struct inode *inode = file->f_inode;
+	struct proc_inode *pi =
+		(void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	struct pid *pid = BPF_CORE_READ(pi, pid);
+	struct hlist_node *first = BPF_CORE_READ(pid, tasks[0].first);
+
+	if (!first)
+		return 0;
+	struct task_struct *t = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	__u64 ticks = BPF_CORE_READ(t, group_leader, start_boottime) / NSEC_PER_USER_TICK;
+	__u64 *known = bpf_map_lookup_elem(&lg_protected_pids, &tgid);
+	bool protected = known && *known == ticks;
+
+	if (!protected && any(LG_SETTING_PROTECTED_CGROUPS))
+		protected = cgroup_protected(BPF_CORE_READ(t, cgroups, dfl_cgrp));
+	if (!protected)
+		return 0;
+	report_object(LG_HOOK_PROC_FILE, session, d, BPF_CORE_READ(inode, i_ino), 0, tgid);
+	return -EPERM;
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(lg_file_open, struct file *file, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(file->f_mode & FMODE_WRITE))
+		return 0;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	struct inode *inode = file->f_inode;
+	unsigned long magic = inode->i_sb->s_magic;
+	struct lg_guarded_inode *g = 0;
+
+	if (magic != CGROUP2_SUPER_MAGIC && magic != PROC_SUPER_MAGIC) {
+		g = guarded_inode(inode);
+		if (!g || (g->kind != LG_INODE_SUPERVISE_CONTROL && g->kind != LG_INODE_SVSCAN_CONTROL))
+			return 0;
+	}
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	if (magic == CGROUP2_SUPER_MAGIC)
+		return cgroup_file_open(file, session);
+	if (magic == PROC_SUPER_MAGIC)
+		return proc_file_open(file, session);
+	report_object(LG_HOOK_CONTROL_FIFO, session, file->f_path.dentry, inode->i_ino,
+		      g ? g->kind : 0, 0);
+	return -EPERM;
+}
+
+/* ---- SIGIO/SIGURG through F_SETOWN. The signal is sent when I/O happens,
+ * by whoever causes it (often an interrupt), so who set the owner is
+ * recorded when it is set and checked when the signal goes out. */
+
+/* Kernels before 6.12 embed the owner in struct file; later ones point
+ * to it and give it a back pointer. */
+struct file___embedded_owner {
+	struct fown_struct f_owner;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 fown_file(struct fown_struct *fown)
+{
+	if (bpf_core_field_exists(struct fown_struct, file))
+		return (__u64)BPF_CORE_READ(fown, file);
+	return (__u64)((void *)fown - bpf_core_field_offset(struct file___embedded_owner, f_owner));
+}
+
+SEC("lsm/file_set_fowner")
+int BPF_PROG(lg_set_fowner, struct file *file)
+{
+	__u64 key = (__u64)file;
+
+	if (!any(LG_SETTING_SESSIONS)) {
+		bpf_map_delete_elem(&lg_fowners, &key);
+		return 0;
+	}
+	__u64 session = member_session();
+
+	if (session)
+		bpf_map_update_elem(&lg_fowners, &key, &session, BPF_ANY);
+	else
+		bpf_map_delete_elem(&lg_fowners, &key);
+	return 0;
+}
+
+SEC("lsm/file_free_security")
+int BPF_PROG(lg_file_free, struct file *file)
+{
+	__u64 key = (__u64)file;
+
+	bpf_map_delete_elem(&lg_fowners, &key);
+	return 0;
+}
+
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(lg_sigio, struct task_struct *tsk, struct fown_struct *fown, int sig, int ret)
+{
+	if (ret)
+		return ret;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	__u64 key = fown_file(fown);
+	__u64 *session = bpf_map_lookup_elem(&lg_fowners, &key);
+
+	if (!session || !bpf_map_lookup_elem(&lg_sessions, session))
+		return 0;
+	if (!target_protected(tsk))
+		return 0;
+	report_task(LG_HOOK_SIGIO, *session, tsk, sig ? sig : 29 /* SIGIO */, 0);
+	return -EPERM;
+}
+
+/* ---- service manager sockets (opt-in: the loader lists them only when
+ * the policy asks). Matched on the listening socket's inode, so any path
+ * or symlink to it is the same socket. */
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(lg_unix_connect, struct socket *sock, struct sock *other, struct sock *newsk,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	struct unix_sock *u = (void *)other;
+	struct dentry *d = BPF_CORE_READ(u, path.dentry);
+
+	if (!d)
+		return 0;
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct lg_guarded_inode *g = guarded_inode(inode);
+
+	if (!g || g->kind != LG_INODE_SERVICE_SOCKET)
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_object(LG_HOOK_SERVICE_SOCKET, session, d, BPF_CORE_READ(inode, i_ino), g->kind, 0);
+	return -EPERM;
+}
+
+/* ---- exec guard: service-control commands. The arguments are copied at
+ * syscall entry; by the time the exec is checked the new argv lives in an
+ * address space BPF cannot read. */
+
+struct capture_ctx {
+	__u64 argv;
+	__u32 tid;
+};
+
+static long capture_arg(__u32 i, struct capture_ctx *c)
+{
+	if (i >= LG_EXEC_MAX_ARGS)
+		return 1;
+	__u64 arg = 0;
+
+	if (bpf_probe_read_user(&arg, sizeof(arg), (void *)(c->argv + i * sizeof(__u64))) || !arg)
+		return 1;
+	__u32 zero = 0;
+	struct lg_arg_buf *buf = bpf_map_lookup_elem(&lg_scratch, &zero);
+	struct lg_exec_args *a = bpf_map_lookup_elem(&lg_exec_args, &c->tid);
+
+	if (!buf || !a)
+		return 1;
+	if (bpf_probe_read_user_str(buf->c, sizeof(buf->c), (void *)arg) < 1)
+		return 1;
+	__u64 h = LG_FNV_OFFSET;
+	bool glob = false;
+
+	for (int j = 0; j < LG_EXEC_ARG_LEN; j++) {
+		char ch = buf->c[j];
+
+		if (!ch)
+			break;
+		h ^= (unsigned char)ch;
+		h *= LG_FNV_PRIME;
+		if (ch == '*' || ch == '?' || ch == '[')
+			glob = true;
+	}
+	a->hash[i] = h;
+	if (glob)
+		a->glob_mask |= 1u << i;
+	a->argc = i + 1;
+	return 0;
+}
+
+static __always_inline int capture_argv(__u64 argv)
+{
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (!member_session())
+		return 0;
+	struct capture_ctx c = {.argv = argv, .tid = (__u32)bpf_get_current_pid_tgid()};
+	struct lg_exec_args empty = {};
+
+	if (bpf_map_update_elem(&lg_exec_args, &c.tid, &empty, BPF_ANY))
+		return 0;
+	bpf_loop(LG_EXEC_MAX_ARGS, capture_arg, &c, 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_execve")
+int lg_exec_argv(struct trace_event_raw_sys_enter *ctx)
+{
+	return capture_argv(ctx->args[1]);
+}
+
+SEC("tp/syscalls/sys_enter_execveat")
+int lg_execveat_argv(struct trace_event_raw_sys_enter *ctx)
+{
+	return capture_argv(ctx->args[2]);
+}
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
+{
+	if (ret)
+		return ret;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	struct file *file = bprm->file;
+	struct inode *inode = file->f_inode;
+	struct lg_guarded_inode *g = guarded_inode(inode);
+
+	if (!g || g->kind < LG_INODE_SYSTEMCTL || g->kind > LG_INODE_S6_SVSCANCTL)
+		return 0;
+	__u32 kind = g->kind;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct lg_exec_args *a = bpf_map_lookup_elem(&lg_exec_args, &tid);
+	bool refuse;
+
+	if (!a) {
+		/* Not knowing what the command would do, refuse it. */
+		count(LG_COUNTER_ARGV_MISSING);
+		refuse = true;
+	} else {
+		__u32 words = 0;
+		__u32 argc = a->argc;
+
+		for (__u32 i = 1; i < LG_EXEC_MAX_ARGS; i++) {
+			if (i >= argc)
+				break;
+			__u32 *w = bpf_map_lookup_elem(&lg_exec_words, &a->hash[i]);
+
+			if (w)
+				words |= *w;
+		}
+		bool globs = a->glob_mask & ~1u;
+
+		if (kind == LG_INODE_SYSTEMCTL)
+			refuse = (words & LG_WORD_MUTATING_VERB) &&
+				 ((words & LG_WORD_PROTECTED_UNIT) || globs);
+		else if (kind == LG_INODE_S6_SVC)
+			refuse = words & LG_WORD_S6_SERVICE;
+		else
+			refuse = words & LG_WORD_S6_SCANDIR;
+		bpf_map_delete_elem(&lg_exec_args, &tid);
+	}
+	if (!refuse)
+		return 0;
+	report_object(LG_HOOK_EXEC, session, file->f_path.dentry, inode->i_ino, kind, 0);
+	return -EPERM;
+}
+
+/* ---- tampering: liveguard's own maps, programs, links and pins */
+
+static __always_inline bool ours(const char *name)
+{
+	char n[3] = {};
+
+	bpf_probe_read_kernel(n, sizeof(n), name);
+	return n[0] == 'l' && n[1] == 'g' && n[2] == '_';
+}
+
+/* A member may read liveguard's maps (discovery is harmless) but get no
+ * writable fd to them, and no fd to its programs. */
+SEC("lsm/bpf_map")
+int BPF_PROG(lg_bpf_map, struct bpf_map *map, fmode_t fmode, int ret)
+{
+	if (ret)
+		return ret;
+	if (!(fmode & FMODE_WRITE) || !any(LG_SETTING_SESSIONS))
+		return 0;
+	if (!ours(map->name))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_object(LG_HOOK_BPF, session, 0, map->id, 0, 0);
+	return -EPERM;
+}
+
+SEC("lsm/bpf_prog")
+int BPF_PROG(lg_bpf_prog, struct bpf_prog *prog, int ret)
+{
+	if (ret)
+		return ret;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (!ours(prog->aux->name))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_object(LG_HOOK_BPF, session, 0, prog->aux->id, 0, 0);
+	return -EPERM;
+}
+
+/* Links have no hook of their own: a member may not detach, replace or
+ * look up any link by id. */
+SEC("lsm/bpf")
+int BPF_PROG(lg_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+{
+	if (ret)
+		return ret;
+	if (cmd != BPF_LINK_DETACH && cmd != BPF_LINK_UPDATE && cmd != BPF_LINK_GET_FD_BY_ID &&
+	    cmd != BPF_PROG_DETACH)
+		return 0;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_object(LG_HOOK_BPF, session, 0, 0, cmd, 0);
+	return -EPERM;
+}
+
+static __always_inline bool is_pin_dir(struct inode *inode)
+{
+	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != BPF_FS_MAGIC)
+		return false;
+	struct lg_guarded_inode *g = guarded_inode(inode);
+
+	return g && g->kind == LG_INODE_PIN_DIR;
+}
+
+static __always_inline int pin_change(struct inode *dir, struct dentry *d)
+{
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (!is_pin_dir(dir) && !is_pin_dir(BPF_CORE_READ(d, d_inode)))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_object(LG_HOOK_PINS, session, d, BPF_CORE_READ(dir, i_ino), 0, 0);
+	return -EPERM;
+}
+
+SEC("lsm/inode_unlink")
+int BPF_PROG(lg_inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
+{
+	return ret ? ret : pin_change(dir, dentry);
+}
+
+SEC("lsm/inode_rmdir")
+int BPF_PROG(lg_inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
+{
+	return ret ? ret : pin_change(dir, dentry);
+}
+
+SEC("lsm/inode_create")
+int BPF_PROG(lg_inode_create, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	return ret ? ret : pin_change(dir, dentry);
+}
+
+SEC("lsm/inode_rename")
+int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
+	     struct inode *new_dir, struct dentry *new_dentry, int ret)
+{
+	if (ret)
+		return ret;
+	int r = pin_change(old_dir, old_dentry);
+
+	return r ? r : pin_change(new_dir, new_dentry);
+}
+
+/* Unmounting the last bpffs mount would drop the pins, and with them the
+ * links. */
+SEC("lsm/sb_umount")
+int BPF_PROG(lg_sb_umount, struct vfsmount *mnt, int flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (BPF_CORE_READ(mnt, mnt_sb, s_magic) != BPF_FS_MAGIC)
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_object(LG_HOOK_PINS, session, BPF_CORE_READ(mnt, mnt_root), 0, 0, 0);
+	return -EPERM;
 }

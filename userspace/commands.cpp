@@ -142,7 +142,7 @@ int cmd_unload() {
 int cmd_protect(const CliCommand& c, bool add) {
     require_root(c.name);
     PinnedMaps maps = PinnedMaps::open();
-    ProtectedSet set(maps.protected_tasks.get());
+    ProtectedSet set(maps);
     if (add) {
         pid_t tgid = c.pid;
         AddOutcome o = set.add(c.pid, 0, &tgid);
@@ -258,12 +258,16 @@ int cmd_status(const CliCommand& c) {
         pc += "]";
         std::string wj = watcher_state && !watcher_state->empty() ? *watcher_state : "null";
         while (!wj.empty() && wj.back() == '\n') wj.pop_back();
-        std::string denied =
-            json::ObjectWriter().unum("task_kill", counters[LG_COUNTER_DENIED_TASK_KILL]).done();
+        json::ObjectWriter dw;
+        for (std::uint32_t h = 0; h < LG_HOOK_COUNT; ++h)
+            dw.unum(hook_name(h), counters[LG_COUNTER_DENIED + h]);
+        std::string denied = dw.done();
         std::string cnt = json::ObjectWriter()
                               .raw("denied", denied)
                               .unum("events_lost", counters[LG_COUNTER_EVENTS_LOST])
                               .unum("inherit_failed", counters[LG_COUNTER_INHERIT_FAILED])
+                              .unum("member_mark_failed", counters[LG_COUNTER_MEMBER_MARK_FAILED])
+                              .unum("argv_missing", counters[LG_COUNTER_ARGV_MISSING])
                               .done();
         std::printf("%s\n", json::ObjectWriter()
                                 .boolean("loaded", true)
@@ -318,13 +322,19 @@ int cmd_status(const CliCommand& c) {
     for (const auto& r : rows)
         std::printf("  cgroup %-10llu %-5zu members  %s\n", static_cast<unsigned long long>(r.id),
                     r.members, r.path ? r.path->c_str() : "(cgroup removed)");
-    std::printf("refusals: task_kill %llu\n",
-                static_cast<unsigned long long>(counters[LG_COUNTER_DENIED_TASK_KILL]));
+    std::string refusals;
+    for (std::uint32_t h = 0; h < LG_HOOK_COUNT; ++h)
+        refusals += std::string(h ? ", " : "") + hook_name(h) + " " +
+                    std::to_string(counters[LG_COUNTER_DENIED + h]);
+    std::printf("refusals: %s\n", refusals.c_str());
     std::printf("events lost (ring buffer full): %llu\n",
                 static_cast<unsigned long long>(counters[LG_COUNTER_EVENTS_LOST]));
     if (counters[LG_COUNTER_INHERIT_FAILED])
         std::printf("WARNING: %llu children of protected supervisors could not be marked\n",
                     static_cast<unsigned long long>(counters[LG_COUNTER_INHERIT_FAILED]));
+    if (counters[LG_COUNTER_MEMBER_MARK_FAILED])
+        std::printf("WARNING: %llu children of session members could not be marked members\n",
+                    static_cast<unsigned long long>(counters[LG_COUNTER_MEMBER_MARK_FAILED]));
     return 0;
 }
 

@@ -28,6 +28,15 @@ std::string signal_name(int sig) {
 const char* hook_name(std::uint32_t hook) {
     switch (hook) {
         case LG_HOOK_TASK_KILL: return "task_kill";
+        case LG_HOOK_EXEC: return "exec";
+        case LG_HOOK_CONTROL_FIFO: return "control_fifo";
+        case LG_HOOK_CGROUP_FILE: return "cgroup_file";
+        case LG_HOOK_PROC_FILE: return "proc_file";
+        case LG_HOOK_PTRACE: return "ptrace";
+        case LG_HOOK_SIGIO: return "sigio";
+        case LG_HOOK_SERVICE_SOCKET: return "service_socket";
+        case LG_HOOK_BPF: return "bpf";
+        case LG_HOOK_PINS: return "pins";
         default: return "unknown";
     }
 }
@@ -59,16 +68,41 @@ static std::uint64_t wall_ns(const lg_event& e, std::int64_t offset) {
     return static_cast<std::uint64_t>(static_cast<std::int64_t>(e.boot_ns) + offset);
 }
 
+static std::string target_string(const lg_event& e) {
+    std::string s = comm_string(e.target_comm) + "[" + std::to_string(e.target_pid);
+    if (e.target_tid != e.target_pid) s += "/" + std::to_string(e.target_tid);
+    return s + "]";
+}
+
+std::string describe_act(const lg_event& e) {
+    std::string name = comm_string(e.target_comm);
+    std::string obj = std::to_string(e.object_id);
+    switch (e.hook) {
+        case LG_HOOK_TASK_KILL: return "sent " + signal_name(e.signal) + " to " + target_string(e);
+        case LG_HOOK_SIGIO:
+            return "aimed " + signal_name(e.signal) + " (F_SETOWN) at " + target_string(e);
+        case LG_HOOK_PTRACE: return "tried to attach to " + target_string(e) + " (ptrace)";
+        case LG_HOOK_EXEC: return "ran " + name + " against a protected service";
+        case LG_HOOK_CONTROL_FIFO: return "opened supervisor control FIFO (inode " + obj + ") for writing";
+        case LG_HOOK_CGROUP_FILE: return "opened " + name + " of cgroup " + obj + " for writing";
+        case LG_HOOK_PROC_FILE:
+            return "opened /proc/" + std::to_string(e.target_pid) + "/" + name + " for writing";
+        case LG_HOOK_SERVICE_SOCKET: return "connected to service manager socket " + name;
+        case LG_HOOK_BPF:
+            return e.object_id ? "asked for liveguard's BPF object " + obj
+                               : "used bpf() command " + std::to_string(e.detail) + " on links";
+        case LG_HOOK_PINS: return "changed liveguard's bpffs pins (" + name + ")";
+        default: return "did something refused";
+    }
+}
+
 std::string format_event_text(const lg_event& e, std::int64_t offset) {
     std::string verdict = verdict_name(e.verdict);
     for (auto& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     std::string s = format_utc(wall_ns(e, offset)) + " " + verdict + " " + hook_name(e.hook) +
                     ": " + comm_string(e.comm) + "[" + std::to_string(e.pid);
     if (e.tid != e.pid) s += "/" + std::to_string(e.tid);
-    s += "] sent " + signal_name(e.signal) + " to " + comm_string(e.target_comm) + "[" +
-         std::to_string(e.target_pid);
-    if (e.target_tid != e.target_pid) s += "/" + std::to_string(e.target_tid);
-    s += "] (session cgroup " + std::to_string(e.session_cgroup_id) + ")";
+    s += "] " + describe_act(e) + " (session cgroup " + std::to_string(e.session_cgroup_id) + ")";
     return s;
 }
 
@@ -83,8 +117,11 @@ std::string format_event_json(const lg_event& e, std::int64_t offset) {
         .unum("target_pid", e.target_pid)
         .unum("target_tid", e.target_tid)
         .str("target_comm", comm_string(e.target_comm))
-        .str("signal", signal_name(e.signal))
+        .raw("signal", e.signal ? json::quote(signal_name(e.signal)) : "null")
         .num("signal_number", e.signal)
+        .unum("object_id", e.object_id)
+        .unum("detail", e.detail)
+        .str("act", describe_act(e))
         .unum("session_cgroup_id", e.session_cgroup_id)
         .done();
 }

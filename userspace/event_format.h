@@ -11,6 +11,8 @@ namespace liveguard {
 // "SIGTERM", "SIGRTMIN+3", or "SIG<n>" for numbers outside the table.
 std::string signal_name(int sig);
 const char* hook_name(std::uint32_t hook);
+// What the refused act was, in words: "sent SIGTERM to gw[42]".
+std::string describe_act(const lg_event& e);
 const char* verdict_name(std::uint32_t verdict);
 
 // ISO 8601 UTC with milliseconds: 2026-11-30T14:00:00.123Z

@@ -14,7 +14,9 @@
 #include <memory>
 
 #include "error.h"
+#include "exec_words.h"
 #include "fd.h"
+#include "guarded_inodes.h"
 #include "libbpf_log.h"
 #include "liveguard.skel.h"
 #include "pins.h"
@@ -79,6 +81,19 @@ Skeleton open_and_load(const LibbpfLogCapture& log, bool pin_maps) {
     return skel;
 }
 
+// What the side doors guard before any policy: liveguard's own pins, the
+// service-control binaries and the verbs that make them mutate.
+void guard_defaults(struct liveguard_bpf* skel) {
+    GuardedInodes inodes(bpf_map__fd(skel->maps.lg_guarded_inodes));
+    auto dir = inode_key(pins::kDir);
+    if (!dir) throw_errno(std::string("cannot stat ") + pins::kDir, errno);
+    inodes.add(*dir, LG_INODE_PIN_DIR, 0);
+    for (const auto& b : find_control_binaries())
+        if (auto key = inode_key(b.path)) inodes.add(*key, b.kind, 0);
+    ExecWords words(bpf_map__fd(skel->maps.lg_exec_words));
+    for (const auto& v : mutating_systemctl_verbs()) words.add(v, LG_WORD_MUTATING_VERB);
+}
+
 void remove_pins(const std::vector<std::string>& paths) {
     for (const auto& p : paths) ::unlink(p.c_str());
 }
@@ -120,6 +135,9 @@ LoadOutcome Guard::load() {
     LibbpfLogCapture log(false);
     try {
         Skeleton skel = open_and_load(log, true);
+        // Before attaching: the hooks must know their own pins from the
+        // first moment they can refuse anything.
+        guard_defaults(skel.get());
         std::vector<Link> links;
         struct bpf_program* prog;
         bpf_object__for_each_program(prog, skel->obj) {

@@ -20,7 +20,9 @@ UniqueFd open_map(const char* name) {
             throw Error("liveguard is not loaded (" + path + " is missing)",
                         "load it first: sudo liveguard-bpf load");
         if (e == EACCES || e == EPERM)
-            throw_errno("cannot open " + path, e, "run it as root (sudo)");
+            throw_errno("cannot open " + path, e,
+                        "run it as root (sudo), and not from inside a test session: "
+                        "members may not change liveguard");
         throw_errno("cannot open " + path, e);
     }
     return UniqueFd(fd);
@@ -37,6 +39,10 @@ PinnedMaps PinnedMaps::open() {
     m.counters = open_map(pins::kCounters);
     m.protected_cgroups = open_map(pins::kProtectedCgroups);
     m.settings = open_map(pins::kSettings);
+    m.protected_pids = open_map(pins::kProtectedPids);
+    m.guarded_cgroups = open_map(pins::kGuardedCgroups);
+    m.guarded_inodes = open_map(pins::kGuardedInodes);
+    m.exec_words = open_map(pins::kExecWords);
     return m;
 }
 

@@ -12,6 +12,10 @@ struct PinnedMaps {
     UniqueFd counters;
     UniqueFd protected_cgroups;
     UniqueFd settings;
+    UniqueFd protected_pids;
+    UniqueFd guarded_cgroups;
+    UniqueFd guarded_inodes;
+    UniqueFd exec_words;
 
     // Throws "not loaded" with the fix when the pins are missing.
     static PinnedMaps open();

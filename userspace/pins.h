@@ -18,10 +18,23 @@ inline constexpr const char* kEvents = "lg_events";
 inline constexpr const char* kCounters = "lg_counters";
 inline constexpr const char* kProtectedCgroups = "lg_protected_cgroups";
 inline constexpr const char* kSettings = "lg_settings";
-inline constexpr const char* kMaps[] = {kProtected, kSessions,          kEvents,
-                                        kCounters,  kProtectedCgroups, kSettings};
+inline constexpr const char* kProtectedPids = "lg_protected_pids";
+inline constexpr const char* kMembers = "lg_members";
+inline constexpr const char* kGuardedCgroups = "lg_guarded_cgroups";
+inline constexpr const char* kGuardedInodes = "lg_guarded_inodes";
+inline constexpr const char* kExecWords = "lg_exec_words";
+inline constexpr const char* kMaps[] = {
+    kProtected,     kSessions,        kEvents,        kCounters,     kProtectedCgroups,
+    kSettings,      kProtectedPids,   kMembers,       kGuardedCgroups, kGuardedInodes,
+    kExecWords,     "lg_exec_args",   "lg_scratch",   "lg_fowners"};
 
-// Programs whose links are pinned; one entry per LSM hook.
-inline constexpr const char* kPrograms[] = {"lg_task_kill", "lg_task_alloc"};
+// Programs whose links are pinned; one entry per hook.
+inline constexpr const char* kPrograms[] = {
+    "lg_task_kill",     "lg_task_alloc",    "lg_fork",          "lg_cgroup_attach",
+    "lg_ptrace",        "lg_file_open",     "lg_set_fowner",    "lg_file_free",
+    "lg_sigio",         "lg_unix_connect",  "lg_exec_argv",     "lg_execveat_argv",
+    "lg_bprm_check",    "lg_bpf_map",       "lg_bpf_prog",      "lg_bpf",
+    "lg_inode_unlink",  "lg_inode_rmdir",   "lg_inode_create",  "lg_inode_rename",
+    "lg_sb_umount"};
 
 }  // namespace liveguard::pins

@@ -121,8 +121,15 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                     auto* a = sv.as_array();
                     if (!a) fail(file, sv, "`tag` must be an array of cgroup directories");
                     for (auto&& d : *a) p.session_tags.push_back(require_absolute_string(file, d, "tag"));
+                } else if (s == "refuse_service_manager_sockets") {
+                    auto v = sv.value<bool>();
+                    if (!sv.is_boolean() || !v)
+                        fail(file, sv, "`refuse_service_manager_sockets` must be true or false");
+                    p.refuse_service_manager_sockets = *v;
                 } else {
-                    fail(file, sv, "unknown key `" + s + "` in [sessions] (expected parent, tag)");
+                    fail(file, sv, "unknown key `" + s +
+                                       "` in [sessions] (expected parent, tag, "
+                                       "refuse_service_manager_sockets)");
                 }
             }
         } else {

@@ -34,6 +34,9 @@ struct Policy {
     std::vector<ProtectTarget> targets;
     std::optional<std::string> session_parent;  // [sessions] parent
     std::vector<std::string> session_tags;      // [sessions] tag
+    // Opt-in: members may not connect to systemd's private sockets or the
+    // D-Bus buses (some test suites need the bus, hence not the default).
+    bool refuse_service_manager_sockets = false;
 };
 
 // "file:line: what is wrong".

@@ -7,8 +7,11 @@
 #include <cerrno>
 #include <ctime>
 
+#include "cgroup.h"
 #include "error.h"
 #include "fd.h"
+#include "guarded_cgroups.h"
+#include "pinned_maps.h"
 #include "proc.h"
 
 namespace liveguard {
@@ -43,6 +46,23 @@ pid_t process_of(pid_t pid) {
 
 }  // namespace
 
+ProtectedSet::ProtectedSet(const PinnedMaps& maps)
+    : fd_(maps.protected_tasks.get()),
+      pids_fd_(maps.protected_pids.get()),
+      guarded_cgroups_fd_(maps.guarded_cgroups.get()) {}
+
+void ProtectedSet::record_side_doors(pid_t tgid) {
+    if (pids_fd_ >= 0) {
+        if (auto st = read_proc_stat(tgid)) {
+            __u32 key = static_cast<__u32>(tgid);
+            __u64 ticks = st->start_ticks;
+            if (bpf_map_update_elem(pids_fd_, &key, &ticks, BPF_ANY) != 0)
+                throw_errno("cannot record pid " + std::to_string(tgid), errno);
+        }
+    }
+    if (guarded_cgroups_fd_ >= 0) GuardedCgroups(guarded_cgroups_fd_, cgroup2_mount()).add_chain_of(tgid);
+}
+
 AddOutcome ProtectedSet::add(pid_t pid, std::uint32_t source, pid_t* resolved,
                              std::uint32_t flags) {
     pid_t tgid = process_of(pid);
@@ -58,6 +78,7 @@ AddOutcome ProtectedSet::add(pid_t pid, std::uint32_t source, pid_t* resolved,
             if (bpf_map_update_elem(fd_, &key, &mark, BPF_EXIST) != 0)
                 throw_errno("cannot update protection of " + std::to_string(tgid), errno);
         }
+        record_side_doors(tgid);
         return AddOutcome::AlreadyProtected;
     }
     mark.since_boot_ns = boot_ns();
@@ -70,6 +91,7 @@ AddOutcome ProtectedSet::add(pid_t pid, std::uint32_t source, pid_t* resolved,
             throw Error("process " + std::to_string(tgid) + " exited before it could be protected");
         throw_errno("cannot protect " + std::to_string(tgid), e);
     }
+    record_side_doors(tgid);
     return AddOutcome::Added;
 }
 
@@ -80,6 +102,10 @@ bool ProtectedSet::remove(pid_t pid) {
     if (bpf_map_delete_elem(fd_, &key) != 0) {
         if (errno == ENOENT) return false;
         throw_errno("cannot unprotect " + std::to_string(tgid), errno);
+    }
+    if (pids_fd_ >= 0) {
+        __u32 k = static_cast<__u32>(tgid);
+        bpf_map_delete_elem(pids_fd_, &k);
     }
     return true;
 }

@@ -22,9 +22,15 @@ struct ProtectedProcess {
 
 enum class AddOutcome { Added, AlreadyProtected };
 
+struct PinnedMaps;
+
 class ProtectedSet {
 public:
+    // Marks only (lookups, or a caller that needs nothing else).
     explicit ProtectedSet(int map_fd) : fd_(map_fd) {}
+    // Also records what the side doors need: the process's number and
+    // start time (for /proc/<pid> files) and its cgroups (for cgroup files).
+    explicit ProtectedSet(const PinnedMaps& maps);
 
     // Protects the process that `pid` names (a thread id protects its
     // whole process). `resolved` receives the thread-group id.
@@ -41,7 +47,11 @@ public:
     std::vector<ProtectedProcess> list() const;
 
 private:
+    void record_side_doors(pid_t tgid);
+
     int fd_;
+    int pids_fd_ = -1;
+    int guarded_cgroups_fd_ = -1;
 };
 
 }  // namespace liveguard

@@ -12,7 +12,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "liveguard/abi.h"
 #include "cgroup.h"
+#include "exec_words.h"
 #include "fd.h"
 #include "pidfile.h"
 #include "proc.h"
@@ -211,6 +213,16 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             for (const auto& dir : expand_glob(t.pattern)) {
                 r.watch_dirs.insert(dir);
                 std::string sup = dir + "/supervise";
+                // s6-svc and a plain write both go through this FIFO; the
+                // scan directory's own FIFO can stop every service in it.
+                r.guarded_files.emplace_back(sup + "/control", LG_INODE_SUPERVISE_CONTROL);
+                std::string scandir = std::filesystem::path(dir).parent_path().string();
+                if (::access((scandir + "/.s6-svscan").c_str(), F_OK) == 0) {
+                    r.watch_dirs.insert(scandir + "/.s6-svscan");
+                    r.guarded_files.emplace_back(scandir + "/.s6-svscan/control", LG_INODE_SVSCAN_CONTROL);
+                    for (auto& w : path_words(scandir, false)) r.exec_words.emplace_back(w, LG_WORD_S6_SCANDIR);
+                }
+                for (auto& w : path_words(dir, true)) r.exec_words.emplace_back(w, LG_WORD_S6_SERVICE);
                 if (::access(sup.c_str(), F_OK) == 0) r.watch_dirs.insert(sup);
                 if (auto s = find_s6_supervise(dir))
                     r.processes.push_back({*s, true, "s6-supervise of " + dir});
@@ -233,6 +245,12 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             break;
         case TargetKind::SystemdUnit:
             walk_cgroups(cgroup_mount, 0, t.pattern, r);
+            // systemctl names units whether or not they run right now.
+            if (!has_wildcard(t.pattern))
+                for (auto& w : unit_words(t.pattern)) r.exec_words.emplace_back(w, LG_WORD_PROTECTED_UNIT);
+            for (const auto& c : r.cgroups)
+                for (auto& w : unit_words(std::filesystem::path(c.second).filename().string()))
+                    r.exec_words.emplace_back(w, LG_WORD_PROTECTED_UNIT);
             break;
         case TargetKind::Cgroup:
             r.watch_dirs = glob_watch_dirs(t.pattern);

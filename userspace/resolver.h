@@ -24,6 +24,11 @@ struct Resolution {
     std::vector<ProcessToProtect> processes;
     std::vector<std::pair<std::uint64_t, std::string>> cgroups;  // id, path
     std::set<std::string> watch_dirs;
+    // Side doors to the target: files guarded by identity (path, enum
+    // lg_inode_kind) and the words naming it to service-control commands
+    // (word, enum lg_word_flags).
+    std::vector<std::pair<std::string, std::uint32_t>> guarded_files;
+    std::vector<std::pair<std::string, std::uint32_t>> exec_words;
     std::vector<std::string> warnings;  // each names the file it is about
     bool retry = false;                 // a torn read or a supervisor not up yet
 };

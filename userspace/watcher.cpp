@@ -22,7 +22,9 @@
 #include "cgroup.h"
 #include "error.h"
 #include "event_format.h"
+#include "exec_words.h"
 #include "fd.h"
+#include "guarded_inodes.h"
 #include "json.h"
 #include "pinned_maps.h"
 #include "policy.h"
@@ -82,6 +84,9 @@ public:
         std::set<std::string> dirs;
         std::set<std::uint64_t> wanted_cgroups;
         std::set<std::string> warnings;
+        std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<std::uint32_t, std::uint32_t>>
+            wanted_inodes;
+        std::map<std::string, std::uint32_t> wanted_words;
         std::string targets_json = "[", targets_text;
         for (const auto& t : policy_.targets) {
             Resolution r = resolve(t, mount_);
@@ -108,6 +113,9 @@ public:
                 if (cgs.size() > 1) cgs += ",";
                 cgs += json::quote(path);
             }
+            for (const auto& [path, kind] : r.guarded_files)
+                if (auto key = inode_key(path)) wanted_inodes[{key->dev, key->ino}] = {kind, t.source};
+            for (const auto& [word, flag] : r.exec_words) wanted_words[word] |= flag;
             for (auto& w : r.warnings) warnings.insert(w);
             std::string pid_list, cg_list;
             for (const auto& p : r.processes) pid_list += (pid_list.empty() ? "" : ",") + std::to_string(p.pid);
@@ -126,6 +134,23 @@ public:
                                 .done();
         }
         targets_json += "]";
+        // A package upgrade replaces a binary with a new inode.
+        for (const auto& b : find_control_binaries())
+            if (auto key = inode_key(b.path)) wanted_inodes[{key->dev, key->ino}] = {b.kind, 0};
+        if (policy_.refuse_service_manager_sockets) {
+            for (const auto& pattern : service_manager_socket_patterns()) {
+                auto wd = glob_watch_dirs(pattern);
+                dirs.insert(wd.begin(), wd.end());
+                for (const auto& path : expand_glob(pattern))
+                    if (auto key = inode_key(path))
+                        wanted_inodes[{key->dev, key->ino}] = {LG_INODE_SERVICE_SOCKET, 0};
+            }
+        }
+        try {
+            apply_side_doors(wanted_inodes, wanted_words);
+        } catch (const std::exception& e) {
+            warnings.insert(std::string("side doors: ") + e.what());
+        }
         forget_vanished_cgroups(wanted_cgroups);
         update_watches(dirs);
         // A file created in a directory between its resolution and its new
@@ -175,8 +200,29 @@ public:
     }
 
 private:
+    // Guards what the policy's targets need and releases what only an
+    // earlier resolution (or policy) needed. New entries go in first.
+    void apply_side_doors(
+        const std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<std::uint32_t, std::uint32_t>>&
+            inodes,
+        const std::map<std::string, std::uint32_t>& words) {
+        GuardedInodes gi(maps_.guarded_inodes.get());
+        for (const auto& [k, v] : inodes) gi.add(lg_inode_key{k.first, k.second}, v.first, v.second);
+        ExecWords ew(maps_.exec_words.get());
+        for (const auto& [w, flags] : words) ew.add(w, flags);
+        for (const auto& [k, v] : inodes_added_)
+            if (!inodes.count(k)) gi.remove(lg_inode_key{k.first, k.second});
+        for (const auto& [w, flags] : words_added_) {
+            auto it = words.find(w);
+            std::uint32_t keep = it == words.end() ? 0 : it->second;
+            if (flags & ~keep) ew.remove(w, flags & ~keep);
+        }
+        inodes_added_ = inodes;
+        words_added_ = words;
+    }
+
     void procs_add(const ProcessToProtect& p, std::uint32_t source) {
-        ProtectedSet set(maps_.protected_tasks.get());
+        ProtectedSet set(maps_);
         pid_t tgid = p.pid;
         if (set.add(p.pid, source, &tgid, p.inherit ? LG_PROTECT_INHERIT : 0) == AddOutcome::Added)
             log_line("protecting pid " + std::to_string(tgid) + " (" + p.why + ")");
@@ -258,6 +304,9 @@ private:
     std::set<std::string> last_warnings_;
     bool prune_unwanted_ = false;
     std::map<std::uint32_t, std::uint64_t> pid_identity_;  // source -> start ticks
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::pair<std::uint32_t, std::uint32_t>>
+        inodes_added_;
+    std::map<std::string, std::uint32_t> words_added_;
     bool added_watch_ = false;
 };
 
@@ -271,6 +320,12 @@ std::string read_start_ticks(pid_t pid) {
 int run_watcher(const std::string& policy_path, const std::function<void()>& on_ready) {
     Policy policy = load_policy(policy_path);
     Watcher w(std::move(policy), PinnedMaps::open());
+    // The watcher keeps protection right, so a test session may not stop
+    // or trace it any more than the services it watches.
+    {
+        PinnedMaps maps = PinnedMaps::open();
+        ProtectedSet(maps).add(::getpid(), 0);
+    }
 
     sigset_t mask;
     sigemptyset(&mask);

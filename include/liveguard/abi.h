@@ -25,11 +25,55 @@
 #define LG_RINGBUF_BYTES (256 * 1024)
 #define LG_MAX_SESSIONS 4096
 #define LG_MAX_PROTECTED_CGROUPS 4096
+#define LG_MAX_GUARDED_CGROUPS 16384
+#define LG_MAX_GUARDED_INODES 4096
+#define LG_MAX_EXEC_WORDS 4096
+/* Arguments of one execve that the exec guard looks at, and the longest
+ * argument it hashes; longer ones are hashed by their first bytes and
+ * cannot match a policy word. */
+#define LG_EXEC_MAX_ARGS 32
+#define LG_EXEC_ARG_LEN 256
 
+/* The door a refusal closed: one per kind of kernel path to a protected
+ * service. Named in events and in `status`. */
 enum lg_hook {
-	LG_HOOK_TASK_KILL = 0,
+	LG_HOOK_TASK_KILL = 0,      /* a signal sent directly */
+	LG_HOOK_EXEC = 1,           /* a service-control command (bprm_check_security) */
+	LG_HOOK_CONTROL_FIFO = 2,   /* a supervisor's control FIFO opened for writing */
+	LG_HOOK_CGROUP_FILE = 3,    /* a cgroup file written (kill, freeze, procs, limits) */
+	LG_HOOK_PROC_FILE = 4,      /* /proc/<pid>/oom_score_adj, oom_adj or mem written */
+	LG_HOOK_PTRACE = 5,         /* ptrace attach, process_vm_*, /proc/<pid>/mem access */
+	LG_HOOK_SIGIO = 6,          /* SIGIO/SIGURG through F_SETOWN */
+	LG_HOOK_SERVICE_SOCKET = 7, /* connect() to a service manager's socket */
+	LG_HOOK_BPF = 8,            /* bpf() on liveguard's maps, programs or links */
+	LG_HOOK_PINS = 9,           /* liveguard's bpffs pins changed, or bpffs unmounted */
 	LG_HOOK_COUNT,
 };
+
+/* What a guarded inode is (lg_guarded_inodes values). */
+enum lg_inode_kind {
+	LG_INODE_SYSTEMCTL = 1,      /* the systemctl binary */
+	LG_INODE_S6_SVC = 2,         /* the s6-svc binary */
+	LG_INODE_S6_SVSCANCTL = 3,   /* the s6-svscanctl binary */
+	LG_INODE_SUPERVISE_CONTROL = 4, /* <service>/supervise/control */
+	LG_INODE_SVSCAN_CONTROL = 5, /* <scandir>/.s6-svscan/control */
+	LG_INODE_SERVICE_SOCKET = 6, /* systemd's private socket, the bus */
+	LG_INODE_PIN_DIR = 7,        /* liveguard's own bpffs directory */
+};
+
+/* Bits of lg_exec_words values: what an argument of a service-control
+ * command means to the exec guard. */
+enum lg_word_flags {
+	LG_WORD_MUTATING_VERB = 1u << 0, /* systemctl restart, stop, kill, ... */
+	LG_WORD_PROTECTED_UNIT = 1u << 1, /* a protected unit's name */
+	LG_WORD_S6_SERVICE = 1u << 2,    /* a protected s6 service directory */
+	LG_WORD_S6_SCANDIR = 1u << 3,    /* the scan directory holding one */
+};
+
+/* FNV-1a, 64-bit: the exec guard compares arguments by this hash, which
+ * the kernel computes as it copies them and the loader for policy words. */
+#define LG_FNV_OFFSET 0xcbf29ce484222325ULL
+#define LG_FNV_PRIME 0x100000001b3ULL
 
 /* lg_protected.flags */
 enum lg_protect_flags {
@@ -47,11 +91,17 @@ enum lg_verdict {
 
 /* Indexes into the counters array map. */
 enum lg_counter {
-	LG_COUNTER_DENIED_TASK_KILL = 0,
-	LG_COUNTER_EVENTS_LOST = 1,
+	LG_COUNTER_EVENTS_LOST = 0,
 	/* A supervisor's child the kernel could not mark (allocation failed). */
-	LG_COUNTER_INHERIT_FAILED = 2,
-	LG_COUNTER_COUNT,
+	LG_COUNTER_INHERIT_FAILED = 1,
+	/* A session member's child the kernel could not mark. */
+	LG_COUNTER_MEMBER_MARK_FAILED = 2,
+	/* A member ran a service-control binary whose arguments the kernel
+	 * had not copied; the exec was refused (fail closed). */
+	LG_COUNTER_ARGV_MISSING = 3,
+	/* Refusals, one counter per door: LG_COUNTER_DENIED + enum lg_hook. */
+	LG_COUNTER_DENIED = 8,
+	LG_COUNTER_COUNT = LG_COUNTER_DENIED + LG_HOOK_COUNT,
 };
 
 /* Value of the task-local-storage map that marks a protected process. The
@@ -86,6 +136,34 @@ struct lg_settings {
 	__u32 _pad;
 };
 
+/* Task-local mark of a session member's descendants: membership follows
+ * the process tree, so leaving the session cgroup (or being moved out of
+ * it) does not end it. Valid only while its session is still tagged. */
+struct lg_member {
+	__u64 session_cgroup_id;
+	__u64 since_boot_ns;
+};
+
+/* Key of the guarded-inodes map: an inode as the kernel names it, the
+ * superblock's dev_t (MAJOR << 20 | MINOR) and the inode number. */
+struct lg_inode_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+struct lg_guarded_inode {
+	__u32 kind;   /* enum lg_inode_kind */
+	__u32 source; /* policy [[protect]] that asked (1-based); 0 = liveguard itself */
+};
+
+/* The arguments of a member's last execve, as hashes, copied at syscall
+ * entry (the new argv is out of BPF's reach once the exec is checked). */
+struct lg_exec_args {
+	__u32 argc;     /* arguments copied, argv[0] included */
+	__u32 glob_mask; /* bit i: argument i holds a glob character */
+	__u64 hash[LG_EXEC_MAX_ARGS];
+};
+
 /* Value of the sessions hash map, keyed by cgroup v2 id. */
 struct lg_session {
 	__u64 tagged_realtime_ns;
@@ -103,10 +181,12 @@ struct lg_event {
 	__u32 tid;
 	__u32 target_pid;
 	__u32 target_tid;
-	__s32 signal;
-	__u32 _pad;
+	__s32 signal;            /* the signal, or 0 for doors that send none */
+	__u32 detail;            /* per door: inode kind, ptrace mode, bpf command */
 	char comm[LG_COMM_LEN];
+	/* The target's name; for file and exec doors, the file's name. */
 	char target_comm[LG_COMM_LEN];
+	__u64 object_id;         /* inode number or cgroup id the door guards, or 0 */
 };
 
 LG_STATIC_ASSERT(sizeof(struct lg_protected) == 16, "lg_protected layout");
@@ -115,7 +195,14 @@ LG_STATIC_ASSERT(sizeof(struct lg_session) == 16, "lg_session layout");
 LG_STATIC_ASSERT(sizeof(struct lg_cgroup_protection) == 16, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_cgroup_protection, source) == 8, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(sizeof(struct lg_settings) == 8, "lg_settings layout");
-LG_STATIC_ASSERT(sizeof(struct lg_event) == 80, "lg_event layout");
+LG_STATIC_ASSERT(sizeof(struct lg_member) == 16, "lg_member layout");
+LG_STATIC_ASSERT(sizeof(struct lg_inode_key) == 16, "lg_inode_key layout");
+LG_STATIC_ASSERT(sizeof(struct lg_guarded_inode) == 8, "lg_guarded_inode layout");
+LG_STATIC_ASSERT(sizeof(struct lg_exec_args) == 8 + 8 * LG_EXEC_MAX_ARGS, "lg_exec_args layout");
+LG_STATIC_ASSERT(LG_EXEC_MAX_ARGS <= 32, "glob_mask has one bit per argument");
+LG_STATIC_ASSERT(sizeof(struct lg_event) == 88, "lg_event layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, detail) == 44, "lg_event layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, object_id) == 80, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, session_cgroup_id) == 8, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, verdict) == 16, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, target_pid) == 32, "lg_event layout");

@@ -1,0 +1,48 @@
+#pragma once
+// Files the kernel guards by identity (device and inode, never by name, so
+// a symlink, a relative path or a bind mount reaches the same answer):
+// service-control binaries, supervisors' control FIFOs, service manager
+// sockets and liveguard's own pin directory.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "liveguard/abi.h"
+
+namespace liveguard {
+
+// The kernel's name for the file `path` resolves to (symlinks followed),
+// or nothing when it does not exist.
+std::optional<lg_inode_key> inode_key(const std::string& path);
+
+const char* inode_kind_name(std::uint32_t kind);
+
+class GuardedInodes {
+public:
+    explicit GuardedInodes(int map_fd) : fd_(map_fd) {}
+
+    // False when it was already guarded as this kind.
+    bool add(const lg_inode_key& key, std::uint32_t kind, std::uint32_t source);
+    bool remove(const lg_inode_key& key);
+    std::vector<std::pair<lg_inode_key, lg_guarded_inode>> list() const;
+
+private:
+    int fd_;
+};
+
+struct ControlBinary {
+    std::string path;
+    std::uint32_t kind = 0;  // LG_INODE_SYSTEMCTL, _S6_SVC, _S6_SVSCANCTL
+};
+
+// The service-control binaries installed on this machine, looked up in the
+// standard command directories (each distinct file once).
+std::vector<ControlBinary> find_control_binaries();
+
+// Service manager sockets a policy may refuse to members: systemd's
+// private sockets and the D-Bus buses, system and per user. Globs.
+const std::vector<std::string>& service_manager_socket_patterns();
+
+}  // namespace liveguard
