@@ -33,7 +33,9 @@ lg_event sample_event() {
 TEST(Abi, LayoutMatchesTheBpfSide) {
     // The header's static_asserts already hold at compile time; these keep
     // the numbers visible in the test report.
-    EXPECT_EQ(sizeof(lg_event), 80u);
+    EXPECT_EQ(sizeof(lg_event), 88u);
+    EXPECT_EQ(offsetof(lg_event, object_id), 80u);
+    EXPECT_EQ(sizeof(lg_exec_args), 8u + 8u * LG_EXEC_MAX_ARGS);
     EXPECT_EQ(sizeof(lg_protected), 16u);
     EXPECT_EQ(sizeof(lg_session), 16u);
     EXPECT_EQ(offsetof(lg_event, comm), 48u);
@@ -47,7 +49,26 @@ TEST(EventFormat, Json) {
               "{\"time\":\"2026-11-30T00:00:00.123Z\",\"verdict\":\"denied\",\"hook\":\"task_kill\","
               "\"pid\":100,\"tid\":101,\"comm\":\"python3\",\"target_pid\":200,\"target_tid\":200,"
               "\"target_comm\":\"hermes-gateway!!\",\"signal\":\"SIGTERM\",\"signal_number\":15,"
+              "\"object_id\":0,\"detail\":0,\"act\":\"sent SIGTERM to hermes-gateway!![200]\","
               "\"session_cgroup_id\":4242}");
+}
+
+TEST(EventFormat, SideDoorsSayWhatWasRefused) {
+    lg_event e = sample_event();
+    e.signal = 0;
+    e.target_pid = 0;
+    e.hook = LG_HOOK_CGROUP_FILE;
+    e.object_id = 77;
+    std::memset(e.target_comm, 0, sizeof e.target_comm);
+    std::strcpy(e.target_comm, "cgroup.kill");
+    EXPECT_EQ(describe_act(e), "opened cgroup.kill of cgroup 77 for writing");
+    std::string json = format_event_json(e, 0);
+    EXPECT_NE(json.find("\"hook\":\"cgroup_file\""), std::string::npos) << json;
+    EXPECT_NE(json.find("\"signal\":null"), std::string::npos) << json;
+    e.hook = LG_HOOK_EXEC;
+    std::strcpy(e.target_comm, "systemctl");
+    EXPECT_EQ(describe_act(e), "ran systemctl against a protected service");
+    for (std::uint32_t h = 0; h < LG_HOOK_COUNT; ++h) EXPECT_STRNE(hook_name(h), "unknown") << h;
 }
 
 TEST(EventFormat, Text) {

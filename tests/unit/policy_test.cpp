@@ -71,7 +71,8 @@ TEST(Policy, EveryKind) {
         "[[protect]]\ns6 = \"/run/service/gateway-*\"\n"
         "[[protect]]\nsystemd_unit = \"hermes-gateway*.service\"\n"
         "[[protect]]\ncgroup = \"/sys/fs/cgroup/system.slice/x.service\"\n"
-        "[sessions]\nparent = \"/sys/fs/cgroup/tests\"\ntag = [\"/sys/fs/cgroup/ci\"]\n",
+        "[sessions]\nparent = \"/sys/fs/cgroup/tests\"\ntag = [\"/sys/fs/cgroup/ci\"]\n"
+        "refuse_service_manager_sockets = true\n",
         "p.toml");
     ASSERT_EQ(p.targets.size(), 5u);
     EXPECT_EQ(p.targets[0].kind, TargetKind::Pid);
@@ -84,6 +85,8 @@ TEST(Policy, EveryKind) {
     EXPECT_EQ(p.targets[1].line, 4);
     EXPECT_EQ(p.session_parent.value_or(""), "/sys/fs/cgroup/tests");
     ASSERT_EQ(p.session_tags.size(), 1u);
+    EXPECT_TRUE(p.refuse_service_manager_sockets);
+    EXPECT_FALSE(parse_policy("[[protect]]\npid = 1\n", "p.toml").refuse_service_manager_sockets);
 }
 
 TEST(Policy, ErrorsNameFileAndLine) {
@@ -101,6 +104,8 @@ TEST(Policy, ErrorsNameFileAndLine) {
         {"[protect]\npid = 1\n", "must be written as [[protect]] tables"},
         {"colour = 1\n", "p.toml:1: unknown key `colour`"},
         {"[sessions]\nparent = 5\n", "p.toml:2: `parent` must be a string"},
+        {"[sessions]\nrefuse_service_manager_sockets = \"yes\"\n",
+         "p.toml:2: `refuse_service_manager_sockets` must be true or false"},
         {"[[protect]\n", "p.toml:1: "},
         {"[[protect]]\npid = 1\npid = 2\n", "p.toml:3: "},
     };

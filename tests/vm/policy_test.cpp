@@ -240,6 +240,8 @@ TEST_F(PolicyGuard, S6RestartsLeaveNoWindowForARacingKiller) {
         auto before = tree.pid();
         if (!before) {
             ADD_FAILURE() << "gateway stayed down before restart " << i << "\n"
+                          << run_cmd({"s6-svstat", tree.slot()}).out
+                          << run_cmd({"ps", "-eo", "pid,ppid,stat,wchan:20,args"}).out
                           << lg({"status"}).out << read_file("/run/liveguard/watcher.log").value_or("");
             break;
         }

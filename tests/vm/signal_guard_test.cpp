@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <fstream>
 #include <thread>
 
@@ -320,4 +322,122 @@ TEST_F(Selectivity, UnprotectRestoresDelivery) {
     Session s;
     EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }), 0);
     EXPECT_TRUE(t.wait_killed());
+}
+
+// ---- Membership follows the process tree, not the cgroup.
+
+namespace {
+
+// Runs `fn` in a grandchild of a session member after the test itself (an
+// outsider, as a service manager would be) has moved that grandchild to
+// `dest`. Returns fn's result, or 250+ on a harness failure.
+int in_moved_descendant(Session& s, const std::string& dest, const std::function<int()>& fn) {
+    int to_child[2], from_child[2];
+    if (::pipe(to_child) != 0 || ::pipe(from_child) != 0) return 250;
+    int rc = s.as_member([&] {
+        pid_t g = ::fork();
+        if (g == 0) {
+            char go;
+            if (::read(to_child[0], &go, 1) != 1) ::_exit(253);
+            int r = fn();
+            ::_exit(::write(from_child[1], &r, sizeof r) == sizeof r ? 0 : 254);
+        }
+        // The member itself exits: the grandchild is orphaned, as a
+        // daemon would be.
+        return ::write(from_child[1], &g, sizeof g) == sizeof g ? 0 : 254;
+    });
+    if (rc != 0) return rc;
+    pid_t g = 0;
+    if (::read(from_child[0], &g, sizeof g) != sizeof g) return 251;
+    write_text(dest + "/cgroup.procs", std::to_string(g));
+    if (::write(to_child[1], "x", 1) != 1) return 252;
+    int result = 0;
+    if (::read(from_child[0], &result, sizeof result) != sizeof result) return 255;
+    ::close(to_child[0]);
+    ::close(to_child[1]);
+    ::close(from_child[0]);
+    ::close(from_child[1]);
+    return result;
+}
+
+}  // namespace
+
+TEST_F(Guard, MemberMovedOutOfItsSessionIsStillAMember) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    EXPECT_EQ(in_moved_descendant(s, cgroup_root(), [&] { return sys_kill(t.pid(), SIGTERM); }), EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Guard, DaemonizedDescendantIsStillAMember) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    int rc = s.as_member([&] {
+        int p[2];
+        if (::pipe(p) != 0) return 250;
+        pid_t c = ::fork();
+        if (c == 0) {
+            // The classic daemon dance: fork, setsid, fork again.
+            ::setsid();
+            if (::fork() == 0) {
+                int r = sys_kill(t.pid(), SIGKILL);
+                ::_exit(::write(p[1], &r, sizeof r) == sizeof r ? 0 : 1);
+            }
+            ::_exit(0);
+        }
+        ::waitpid(c, nullptr, 0);
+        int r = 0;
+        return ::read(p[0], &r, sizeof r) == sizeof r ? r : 251;
+    });
+    EXPECT_EQ(rc, EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+TEST_F(Selectivity, MarksLapseWithTheirSession) {
+    Target t;
+    protect(t.pid());
+    auto s = std::make_unique<Session>();
+    std::string dir = s->dir();
+    int to_child[2], from_child[2];
+    ASSERT_EQ(::pipe(to_child), 0);
+    ASSERT_EQ(::pipe(from_child), 0);
+    ASSERT_EQ(s->as_member([&] {
+        pid_t g = ::fork();
+        if (g == 0) {
+            char go;
+            if (::read(to_child[0], &go, 1) != 1) ::_exit(1);
+            int r = sys_kill(t.pid(), SIGTERM);
+            ::_exit(::write(from_child[1], &r, sizeof r) == sizeof r ? 0 : 1);
+        }
+        return ::write(from_child[1], &g, sizeof g) == sizeof g ? 0 : 1;
+    }), 0);
+    pid_t g = 0;
+    ASSERT_EQ(::read(from_child[0], &g, sizeof g), (ssize_t)sizeof g);
+    write_text(cgroup_root() + "/cgroup.procs", std::to_string(g));
+    ASSERT_EQ(lg({"untag", dir}).status, 0);
+    ASSERT_EQ(::write(to_child[1], "x", 1), 1);
+    int r = -1;
+    ASSERT_EQ(::read(from_child[0], &r, sizeof r), (ssize_t)sizeof r);
+    EXPECT_EQ(r, 0) << "a former member of an untagged session was still refused";
+    EXPECT_TRUE(t.wait_killed());
+}
+
+TEST(Escape, MemberCannotMoveItselfOutOfItsSession) {
+    ensure_guard();
+    Session s;
+    std::string other = cgroup_root() + "/lg-escape-" + std::to_string(::getpid());
+    ::mkdir(other.c_str(), 0755);
+    for (const std::string& dest : {cgroup_root(), other}) {
+        int rc = s.as_member([&] {
+            int fd = ::open((dest + "/cgroup.procs").c_str(), O_WRONLY);
+            if (fd < 0) return errno;
+            int r = ::write(fd, "0", 1) == 1 ? 0 : errno;
+            ::close(fd);
+            return r;
+        });
+        EXPECT_EQ(rc, EPERM) << dest;
+    }
+    ::rmdir(other.c_str());
 }

@@ -1,0 +1,61 @@
+"""Fixtures and hooks of the door suite. Run through tests/vm/doors/run,
+inside the VM, as root."""
+import json
+import os
+
+import pytest
+
+import doorlib
+from doorlib import DOORS, assert_kept, exec_refused  # noqa: F401  (re-exported for tests)
+
+
+def pytest_configure(config):
+    for door, progs in DOORS.items():
+        config.addinivalue_line(
+            "markers", f"door_{door}: a refusal the {door} door makes ({', '.join(progs)})")
+
+
+def doors_of(item):
+    return sorted(m.name[len("door_"):] for m in item.iter_markers() if m.name.startswith("door_"))
+
+
+def pytest_collection_finish(session):
+    """With $DOORS_COLLECT_OUT set: write every collected test and its door
+    markers there (the runner builds the control run from it)."""
+    out = os.environ.get("DOORS_COLLECT_OUT")
+    if not out:
+        return
+    with open(out, "w") as f:
+        json.dump([{"nodeid": it.nodeid, "doors": doors_of(it)} for it in session.items], f)
+
+
+def pytest_runtest_logreport(report):
+    """With $DOORS_RESULTS set: append each phase's outcome there, one JSON
+    line (the runner counts from it)."""
+    out = os.environ.get("DOORS_RESULTS")
+    if not out:
+        return
+    if report.when != "call" and report.passed:
+        return
+    with open(out, "a") as f:
+        f.write(json.dumps({"nodeid": report.nodeid, "when": report.when,
+                            "outcome": report.outcome}) + "\n")
+
+
+_gateway_gave_up = False
+
+
+@pytest.fixture
+def gateway():
+    """The stand-in gateway, once it is up and protected (up to 10 s): s6's
+    pid (`s6-svstat -o pid`), which the PID file names with a matching
+    start_time."""
+    global _gateway_gave_up
+    # After one timeout, do not spend 10 s on every following test.
+    gw, why = doorlib.wait_gateway(timeout=3.0 if _gateway_gave_up else 10.0)
+    if gw is None:
+        _gateway_gave_up = True
+        pytest.fail(f"gateway not up and protected: {why}", pytrace=False)
+    _gateway_gave_up = False
+    yield gw
+

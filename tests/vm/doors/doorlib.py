@@ -1,0 +1,618 @@
+"""Helpers shared by the door tests: where things are, the stand-in gateway,
+how a refusal looks, and the raw system calls the tests make.
+
+Paths come from the config the runner (tests/vm/doors/run) writes to
+$DOORS_CONFIG (default /run/doors/config.json); the defaults below are the
+same paths, so the tests can be collected without it.
+"""
+import asyncio
+import ctypes
+import errno
+import json
+import os
+import pty
+import re
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from typing import NamedTuple, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+# Door name -> the BPF programs whose pinned links implement it.
+DOORS = {
+    "task_kill": ["lg_task_kill"],
+    "exec": ["lg_bprm_check", "lg_exec_argv", "lg_execveat_argv"],
+    "control_fifo": ["lg_file_open"],
+    "cgroup_file": ["lg_file_open"],
+    "proc_file": ["lg_file_open"],
+    "ptrace": ["lg_ptrace"],
+    "sigio": ["lg_sigio", "lg_set_fowner"],
+    "service_socket": ["lg_unix_connect"],
+    "bpf": ["lg_bpf", "lg_bpf_map", "lg_bpf_prog"],
+    "pins": ["lg_inode_unlink", "lg_inode_rmdir", "lg_inode_rename", "lg_inode_create",
+             "lg_sb_umount"],
+}
+
+_DEFAULTS = {
+    "lg": os.environ.get("LG_BIN") or os.path.join(REPO, "build", "liveguard-bpf"),
+    "scan": "/run/service",
+    "slot": "/run/service/gateway-default",
+    "other_slot": "/run/service/other-service",
+    "hermes_home": "/run/hermes",
+    "pidfile": "/run/hermes/gateway.pid",
+    "scratch": "/run/hermes/gateway.scratch",
+    "sigurg": "/run/hermes/gateway.sigurg",
+    "cgroup_mount": "/sys/fs/cgroup",
+    "services_cg": "/sys/fs/cgroup/services",
+    "gateway_cg": "/sys/fs/cgroup/services/gateway",
+    "svscan_cg": "/sys/fs/cgroup/services/svscan",
+    "elsewhere_cg": "/sys/fs/cgroup/doors-elsewhere",
+    "links": "/run/doors/links.json",
+    "status": "/run/doors/status.json",
+    "sockets": [
+        "/run/systemd/private",
+        "/run/dbus/system_bus_socket",
+        "/run/user/0/systemd/private",
+        "/run/user/0/bus",
+    ],
+    "pin_dir": "/sys/fs/bpf/liveguard",
+    "bpffs": "/sys/fs/bpf",
+    "watcher_pidfile": "/run/liveguard/watcher.pid",
+}
+
+
+def _load_config():
+    cfg = dict(_DEFAULTS)
+    path = os.environ.get("DOORS_CONFIG", "/run/doors/config.json")
+    try:
+        with open(path) as f:
+            cfg.update(json.load(f))
+    except (OSError, ValueError):
+        pass
+    if os.environ.get("LG_BIN"):
+        cfg["lg"] = os.environ["LG_BIN"]
+    return cfg
+
+
+CFG = _load_config()
+LG = CFG["lg"]
+SCAN = CFG["scan"]
+SLOT = CFG["slot"]
+OTHER_SLOT = CFG["other_slot"]
+PIDFILE = CFG["pidfile"]
+PIN_DIR = CFG["pin_dir"]
+
+# --- processes ---------------------------------------------------------------
+
+
+class ProcStat(NamedTuple):
+    state: str
+    ppid: int
+    pgrp: int
+    start_time: int
+
+
+def proc_stat(pid) -> Optional[ProcStat]:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    rest = stat[stat.rindex(")") + 2:].split()
+    # rest[0] is field 3 (state).
+    return ProcStat(rest[0], int(rest[1]), int(rest[2]), int(rest[22 - 3]))
+
+
+def cgroup_of(pid="self") -> Optional[str]:
+    """The cgroup v2 directory of a process."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            for line in f:
+                if line.startswith("0::"):
+                    rel = line[3:].strip()
+                    return os.path.normpath(CFG["cgroup_mount"] + rel)
+    except OSError:
+        return None
+    return None
+
+
+def cgroup_frozen(path) -> bool:
+    try:
+        with open(os.path.join(path, "cgroup.events")) as f:
+            return any(line.split() == ["frozen", "1"] for line in f)
+    except OSError:
+        return False
+
+
+def in_session() -> bool:
+    return session_cgroup() is not None
+
+
+def session_cgroup() -> Optional[str]:
+    """The session cgroup (`liveguard-bpf run` creates <mount>/liveguard/run-<pid>)."""
+    cg = cgroup_of()
+    if not cg:
+        return None
+    m = re.match(r"(.*/liveguard/run-\d+)", cg)
+    return m.group(1) if m else None
+
+
+def watcher_pid() -> Optional[int]:
+    try:
+        with open(CFG["watcher_pidfile"]) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def run(argv, timeout=30, **kw):
+    """subprocess.run with text output captured."""
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    kw.setdefault("stdin", subprocess.DEVNULL)
+    return subprocess.run(argv, timeout=timeout, **kw)
+
+
+def lg(*args, timeout=60):
+    return run([LG, *args], timeout=timeout)
+
+
+# --- the liveguard status, as the runner publishes it ------------------------
+
+
+def status_json(max_age=3.0, live=False):
+    """`liveguard-bpf status --json`. A session member may be refused the
+    maps it reads, so the runner's restorer loop publishes it in a file every
+    ~0.3 s; that copy is used while it is fresh (unless live), else the
+    command is run."""
+    path = CFG["status"]
+    try:
+        if not live and time.time() - os.stat(path).st_mtime <= max_age:
+            with open(path) as f:
+                return json.load(f)
+    except (OSError, ValueError):
+        pass
+    try:
+        r = lg("status", "--json", timeout=20)
+        if r.returncode == 0:
+            return json.loads(r.stdout)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        pass
+    return None
+
+
+def listed_protected(pid, status=None) -> bool:
+    status = status if status is not None else status_json()
+    if not status or not status.get("loaded"):
+        return False
+    return any(p.get("pid") == pid and p.get("alive", True) for p in status.get("protected", []))
+
+
+def wait_until(pred, timeout=10.0, step=0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            return v
+        time.sleep(step)
+
+
+# --- the stand-in gateway ----------------------------------------------------
+
+
+class Gateway(NamedTuple):
+    pid: int
+    start_time: int
+    scratch_address: int
+    scratch_size: int
+    cgroup: str
+
+    @property
+    def pgid(self):
+        st = proc_stat(self.pid)
+        return st.pgrp if st else self.pid
+
+
+def s6_pid(slot=SLOT) -> Optional[int]:
+    try:
+        r = run(["s6-svstat", "-o", "pid", slot], timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    try:
+        pid = int(r.stdout.strip())
+    except ValueError:
+        return None
+    return pid if pid > 0 else None
+
+
+def _read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def read_gateway(require_protected=True, live=False):
+    """The gateway as s6 and its PID file agree on it, or (None, why)."""
+    pid = s6_pid()
+    if not pid:
+        return None, "s6 reports the gateway down"
+    rec = _read_json(PIDFILE)
+    if not rec or rec.get("pid") != pid:
+        return None, f"PID file {PIDFILE} does not name s6's pid {pid}: {rec}"
+    st = proc_stat(pid)
+    if not st or st.start_time != rec.get("start_time"):
+        return None, f"start_time of {pid} does not match the PID file"
+    if st.state in "ZXxTt":
+        return None, f"gateway {pid} is in state {st.state}"
+    scratch = _read_json(CFG["scratch"])
+    if not scratch or scratch.get("pid") != pid:
+        return None, "scratch file not written yet"
+    cg = cgroup_of(pid) or ""
+    if cgroup_frozen(cg):
+        return None, f"gateway cgroup {cg} is frozen"
+    if require_protected and not listed_protected(pid, status_json(live=live)):
+        return None, f"gateway {pid} is not listed protected"
+    return Gateway(pid, st.start_time, scratch["address"], scratch["size"], cg), ""
+
+
+def wait_gateway(timeout=10.0, require_protected=True, live=False):
+    why = ""
+    deadline = time.monotonic() + timeout
+    while True:
+        gw, why = read_gateway(require_protected, live)
+        if gw:
+            return gw, ""
+        if time.monotonic() >= deadline:
+            return None, why
+        time.sleep(0.1)
+
+
+def kept(gw: Gateway):
+    """Whether the gateway is still the same running process: (ok, why)."""
+    st = proc_stat(gw.pid)
+    if st is None:
+        return False, f"gateway pid {gw.pid} is gone"
+    if st.start_time != gw.start_time:
+        return False, f"pid {gw.pid} is now another process (start_time changed)"
+    if st.state in "ZXx":
+        return False, f"gateway {gw.pid} is dead (state {st.state})"
+    if st.state in "Tt":
+        return False, f"gateway {gw.pid} is stopped (state {st.state})"
+    cg = cgroup_of(gw.pid)
+    if cg != gw.cgroup:
+        return False, f"gateway {gw.pid} moved from {gw.cgroup} to {cg}"
+    if cgroup_frozen(cg):
+        return False, f"gateway cgroup {cg} is frozen"
+    if s6_pid() not in (None, gw.pid):
+        return False, f"s6 now supervises another pid ({s6_pid()})"
+    return True, ""
+
+
+def assert_kept(gw: Gateway, settle=0.3):
+    """After a short settle: same pid, alive, same start_time, not stopped or frozen."""
+    time.sleep(settle)
+    ok, why = kept(gw)
+    assert ok, why
+
+
+def sigurg_count(pid) -> int:
+    try:
+        with open(CFG["sigurg"]) as f:
+            return sum(1 for line in f if line.strip() == str(pid))
+    except FileNotFoundError:
+        return 0
+
+
+def still_guarded(pid) -> bool:
+    """Whether a signal from here to pid is refused: pid is protected and
+    this process is a session member. Probes with SIGCONT, which does
+    nothing to a running process when it gets through."""
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except PermissionError:
+        return True
+    return False
+
+
+# --- commands and how an exec refusal looks ----------------------------------
+
+
+class Result(NamedTuple):
+    rc: Optional[int]
+    out: str
+
+    def __str__(self):
+        return f"exit {self.rc}: {self.out.strip()[-600:]!r}"
+
+
+DASH_REFUSAL = re.compile(r"^(/bin/|/usr/bin/)?(sh|dash): \d+: [^\n]*: Operation not permitted$", re.M)
+
+
+def exec_refused(res) -> bool:
+    """An exec refused with EPERM, as each way of running a command shows it:
+    PermissionError (errno 1) from a direct exec; exit 126 with "Operation not
+    permitted" from a wrapper (bash, env, nohup, timeout, setsid, xargs); exit 2
+    with dash's "sh: N: CMD: Operation not permitted"; sudo's "unable to
+    execute ...: Operation not permitted" with exit 1; from pty.spawn's child,
+    the marker written by via()."""
+    if isinstance(res, BaseException):
+        return isinstance(res, PermissionError) and res.errno == errno.EPERM
+    out = res.out or ""
+    if "Operation not permitted" not in out and "EXEC-FAILED errno=1" not in out:
+        return False
+    if res.rc == 126:
+        return True
+    if res.rc == 2 and DASH_REFUSAL.search(out):
+        return True
+    if res.rc == 1 and re.search(r"unable to execute [^\n]*: Operation not permitted", out):
+        return True
+    if res.rc == 99 and "EXEC-FAILED errno=1" in out:
+        return True
+    return False
+
+
+def describe(res) -> str:
+    if isinstance(res, BaseException):
+        return f"{type(res).__name__}: {res}"
+    return str(res)
+
+
+PRIMITIVES = [
+    "subprocess.run",
+    "subprocess.Popen",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "os.system",
+    "os.popen",
+    "pty.spawn",
+    "asyncio.create_subprocess_exec",
+    "asyncio.create_subprocess_shell",
+]
+
+
+def via(primitive, cmd, cwd=None, timeout=30):
+    """Runs cmd (an argv list, or a shell string for the shell primitives)
+    through one of the primitives a userspace guard would wrap. Returns a
+    Result, or the OSError the primitive raised."""
+    argv = shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+    shell_cmd = cmd if isinstance(cmd, str) else shlex.join(cmd)
+    old_cwd = None
+    try:
+        if primitive == "subprocess.run":
+            r = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                               stdin=subprocess.DEVNULL)
+            return Result(r.returncode, r.stdout + r.stderr)
+        if primitive == "subprocess.Popen":
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 cwd=cwd, stdin=subprocess.DEVNULL)
+            out, _ = p.communicate(timeout=timeout)
+            return Result(p.returncode, out)
+        if primitive in ("subprocess.call", "subprocess.check_call"):
+            with tempfile.TemporaryFile("w+") as f:
+                try:
+                    fn = subprocess.call if primitive == "subprocess.call" else subprocess.check_call
+                    rc = fn(argv, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, timeout=timeout,
+                            stdin=subprocess.DEVNULL)
+                except subprocess.CalledProcessError as e:
+                    rc = e.returncode
+                f.seek(0)
+                return Result(rc, f.read())
+        if primitive == "subprocess.check_output":
+            try:
+                out = subprocess.check_output(argv, stderr=subprocess.STDOUT, text=True, cwd=cwd,
+                                              timeout=timeout, stdin=subprocess.DEVNULL)
+                return Result(0, out)
+            except subprocess.CalledProcessError as e:
+                return Result(e.returncode, e.output)
+        if primitive == "subprocess.getoutput":
+            # getoutput gives no status: the shell reports it after the output.
+            if cwd:
+                shell_cmd = f"cd {shlex.quote(cwd)} && {shell_cmd}"
+            out = subprocess.getoutput(f"{shell_cmd}; echo DOORS_RC=$?")
+            m = re.search(r"DOORS_RC=(\d+)\s*$", out)
+            return Result(int(m.group(1)) if m else None, out)
+        if primitive == "subprocess.getstatusoutput":
+            if cwd:
+                shell_cmd = f"cd {shlex.quote(cwd)} && {shell_cmd}"
+            rc, out = subprocess.getstatusoutput(shell_cmd)
+            return Result(rc, out)
+        if primitive in ("os.system", "os.popen"):
+            if cwd:
+                old_cwd = os.getcwd()
+                os.chdir(cwd)
+            if primitive == "os.system":
+                with tempfile.NamedTemporaryFile("r") as f:
+                    st = os.system(f"exec >{shlex.quote(f.name)} 2>&1 </dev/null; {shell_cmd}")
+                    return Result(os.waitstatus_to_exitcode(st), f.read())
+            p = os.popen(f"exec 2>&1 </dev/null; {shell_cmd}")
+            out = p.read()
+            st = p.close()
+            return Result(0 if st is None else os.waitstatus_to_exitcode(st), out)
+        if primitive == "pty.spawn":
+            return _pty_spawn(argv, cwd)
+        if primitive == "asyncio.create_subprocess_exec":
+            return asyncio.run(_async_exec(argv, cwd, timeout))
+        if primitive == "asyncio.create_subprocess_shell":
+            return asyncio.run(_async_shell(shell_cmd, cwd, timeout))
+        raise ValueError(f"unknown primitive {primitive}")
+    except OSError as e:
+        return e
+    finally:
+        if old_cwd:
+            os.chdir(old_cwd)
+
+
+def _pty_spawn(argv, cwd):
+    chunks = []
+
+    def reader(fd):
+        data = os.read(fd, 4096)
+        chunks.append(data)
+        return b""  # nothing to our own stdout
+
+    me = os.getpid()
+    old_cwd = os.getcwd()
+    if cwd:
+        os.chdir(cwd)
+    try:
+        status = pty.spawn(argv, master_read=reader)
+    except BaseException as e:
+        if os.getpid() != me:
+            # pty.spawn's child: its exec failed and the exception is
+            # unwinding through the test in a forked copy of pytest. Report
+            # and leave at once.
+            os.write(2, f"EXEC-FAILED errno={getattr(e, 'errno', None)}: {e}\n".encode())
+            os._exit(99)
+        raise
+    finally:
+        if os.getpid() == me:
+            os.chdir(old_cwd)
+    return Result(os.waitstatus_to_exitcode(status), b"".join(chunks).decode(errors="replace"))
+
+
+async def _async_exec(argv, cwd, timeout):
+    p = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
+                                             stderr=asyncio.subprocess.STDOUT,
+                                             stdin=asyncio.subprocess.DEVNULL, cwd=cwd)
+    out, _ = await asyncio.wait_for(p.communicate(), timeout)
+    return Result(p.returncode, out.decode(errors="replace"))
+
+
+async def _async_shell(cmd, cwd, timeout):
+    p = await asyncio.create_subprocess_shell(cmd, stdout=asyncio.subprocess.PIPE,
+                                              stderr=asyncio.subprocess.STDOUT,
+                                              stdin=asyncio.subprocess.DEVNULL, cwd=cwd)
+    out, _ = await asyncio.wait_for(p.communicate(), timeout)
+    return Result(p.returncode, out.decode(errors="replace"))
+
+
+# --- raw system calls --------------------------------------------------------
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+PTRACE_ATTACH = 16
+PTRACE_DETACH = 17
+PTRACE_SEIZE = 0x4206
+PTRACE_INTERRUPT = 0x4207
+__WALL = 0x40000000
+
+libc.ptrace.restype = ctypes.c_long
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+libc.syscall.restype = ctypes.c_long
+
+
+def _check(ret):
+    if ret == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return ret
+
+
+def ptrace_attach(pid, seize=False):
+    """PTRACE_ATTACH (or PTRACE_SEIZE) pid; raises OSError when refused. On
+    success the tracee is stopped and detached again before returning."""
+    req = PTRACE_SEIZE if seize else PTRACE_ATTACH
+    _check(libc.ptrace(req, pid, None, None))
+    try:
+        if seize:
+            libc.ptrace(PTRACE_INTERRUPT, pid, None, None)
+        try:
+            os.waitpid(pid, __WALL)
+        except ChildProcessError:
+            pass
+    finally:
+        libc.ptrace(PTRACE_DETACH, pid, None, None)
+
+
+class iovec(ctypes.Structure):
+    _fields_ = [("iov_base", ctypes.c_void_p), ("iov_len", ctypes.c_size_t)]
+
+
+libc.process_vm_writev.restype = ctypes.c_ssize_t
+libc.process_vm_readv.restype = ctypes.c_ssize_t
+_PVM_ARGS = [ctypes.c_int, ctypes.POINTER(iovec), ctypes.c_ulong, ctypes.POINTER(iovec),
+             ctypes.c_ulong, ctypes.c_ulong]
+libc.process_vm_writev.argtypes = _PVM_ARGS
+libc.process_vm_readv.argtypes = _PVM_ARGS
+
+
+def process_vm_writev(pid, address, data: bytes):
+    buf = ctypes.create_string_buffer(data, len(data))
+    local = iovec(ctypes.cast(buf, ctypes.c_void_p), len(data))
+    remote = iovec(address, len(data))
+    return _check(libc.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
+
+
+def process_vm_readv(pid, address, size):
+    buf = ctypes.create_string_buffer(size)
+    local = iovec(ctypes.cast(buf, ctypes.c_void_p), size)
+    remote = iovec(address, size)
+    n = _check(libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
+    return buf.raw[:n]
+
+
+SYS_bpf = 321
+SYS_pidfd_getfd = 438
+BPF_OBJ_GET = 7
+BPF_PROG_GET_FD_BY_ID = 13
+BPF_MAP_GET_FD_BY_ID = 14
+BPF_LINK_GET_FD_BY_ID = 30
+BPF_LINK_DETACH = 34
+BPF_F_RDONLY = 1 << 3
+
+
+def bpf(cmd, attr: bytes):
+    buf = ctypes.create_string_buffer(attr, 128)
+    return _check(libc.syscall(ctypes.c_long(SYS_bpf), ctypes.c_int(cmd), buf, ctypes.c_uint(128)))
+
+
+def bpf_obj_get(path, flags=0):
+    """A file descriptor for a pinned object (flags 0: read-write)."""
+    p = ctypes.create_string_buffer(path.encode())
+    attr = ctypes.c_uint64(ctypes.addressof(p)).value.to_bytes(8, "little")
+    attr += (0).to_bytes(4, "little") + flags.to_bytes(4, "little")
+    return bpf(BPF_OBJ_GET, attr)
+
+
+def bpf_get_fd_by_id(cmd, obj_id, open_flags=0):
+    attr = obj_id.to_bytes(4, "little") + (0).to_bytes(4, "little") + open_flags.to_bytes(4, "little")
+    return bpf(cmd, attr)
+
+
+def bpf_link_detach(fd):
+    return bpf(BPF_LINK_DETACH, fd.to_bytes(4, "little"))
+
+
+def pidfd_getfd(pid, targetfd):
+    pidfd = os.pidfd_open(pid)
+    try:
+        return _check(libc.syscall(ctypes.c_long(SYS_pidfd_getfd), ctypes.c_int(pidfd),
+                                   ctypes.c_int(targetfd), ctypes.c_uint(0)))
+    finally:
+        os.close(pidfd)
+
+
+def umount2(path, flags=0):
+    return _check(libc.umount2(path.encode(), ctypes.c_int(flags)))
+
+
+def links():
+    """{program: {"link_id": N, "prog_id": M}} as the runner recorded them
+    (a session member may be refused the bpf() calls that list them)."""
+    return _read_json(CFG["links"]) or {}
+
+
+def is_mountpoint(path):
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == path for line in f)

@@ -1,0 +1,980 @@
+"""The doors, from inside a liveguard session (tests/vm/doors/run runs this
+file under `liveguard-bpf run`). Every test marked door_<name> proves a
+refusal of that door and that the gateway kept its PID; the control run
+repeats it with the door's links removed and requires it to fail. Tests
+without a door marker are pass-throughs: what a session may still do.
+
+Tests signal only processes they start themselves, the stand-in gateway
+(and its s6-supervise, which `pkill -f gateway` names) and, where the brief
+asks for it, liveguard's watcher. Destructive tests come last in file order
+(tampering with liveguard itself, unmounting bpffs), so a door that lets
+one through in the main run harms as few later tests as possible.
+"""
+import errno
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+import doorlib as D
+from doorlib import CFG, LG, PIN_DIR, SCAN, SLOT, assert_kept, describe, exec_refused, run, via
+
+door = {name: getattr(pytest.mark, f"door_{name}") for name in D.DOORS}
+
+
+@pytest.fixture(autouse=True)
+def _must_be_a_member():
+    if not D.in_session():
+        pytest.fail(f"not inside a liveguard session (cgroup {D.cgroup_of()}); "
+                    "run through tests/vm/doors/run", pytrace=False)
+
+
+def assert_exec_refused(res, what=""):
+    assert exec_refused(res), f"{what} was not refused at exec: {describe(res)}"
+
+
+def assert_not_exec_refused(res, what=""):
+    assert not isinstance(res, OSError), f"{what}: exec failed: {describe(res)}"
+    assert not exec_refused(res), f"{what} was refused at exec: {describe(res)}"
+
+
+def open_refused(path, flags):
+    """Opens path; True when the open is refused with EPERM. An open that
+    works is closed at once without writing anything."""
+    try:
+        fd = os.open(path, flags)
+    except PermissionError:
+        return True
+    os.close(fd)
+    return False
+
+
+def own_child(*extra):
+    """A sleeping child of this test; extra arguments mark its command line."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", *extra],
+                            stdin=subprocess.DEVNULL)
+
+
+def wait_exec(p, marker, timeout=10.0):
+    """Until the child's command line shows the marker (it has exec'd)."""
+    def shown():
+        try:
+            with open(f"/proc/{p.pid}/cmdline", "rb") as f:
+                return marker.encode() in f.read()
+        except OSError:
+            return False
+    assert D.wait_until(shown, timeout), f"child {p.pid} never showed {marker}"
+
+
+def reap(p):
+    if p.poll() is None:
+        p.kill()
+    p.wait(10)
+
+
+# =============================================================================
+# Pass-throughs: what a session member may still do.
+# =============================================================================
+
+@pytest.mark.parametrize("argv", [
+    ["systemctl", "status", "hermes-gateway"],
+    ["systemctl", "--user", "status", "hermes-gateway.service"],
+    ["systemctl", "is-active", "hermes-gateway"],
+    ["systemctl", "show", "hermes-gateway.service"],
+    ["systemctl", "list-units", "hermes-gateway*"],
+    ["systemctl", "restart", "unrelated-unit.service"],
+], ids=lambda a: " ".join(a[1:]))
+def test_pass_systemctl_readonly_or_unprotected(gateway, argv):
+    res = via("subprocess.run", argv)
+    assert_not_exec_refused(res, " ".join(argv))
+    assert res.rc != 126
+    assert_kept(gateway, settle=0)
+
+
+def test_pass_s6_svstat(gateway):
+    r = run(["s6-svstat", SLOT])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("up") and f"pid {gateway.pid}" in r.stdout, r.stdout
+
+
+def test_pass_s6_svc_unprotected_service():
+    other = CFG["other_slot"]
+    before = D.wait_until(lambda: D.s6_pid(other), 10)
+    assert before, "the unprotected s6 service is not up"
+    res = via("subprocess.run", ["s6-svc", "-t", other])
+    assert_not_exec_refused(res, "s6-svc -t (unprotected service)")
+    assert res.rc == 0, describe(res)
+    after = D.wait_until(lambda: (D.s6_pid(other) or before) != before and D.s6_pid(other), 10)
+    assert after and after != before, "s6-svc -t did not restart the unprotected service"
+
+
+def test_pass_open_unprotected_control_fifo():
+    fd = os.open(os.path.join(CFG["other_slot"], "supervise", "control"), os.O_WRONLY | os.O_NONBLOCK)
+    os.close(fd)
+
+
+def test_pass_kill_own_child():
+    p = own_child()
+    try:
+        os.kill(p.pid, signal.SIGTERM)
+        assert p.wait(10) == -signal.SIGTERM
+    finally:
+        reap(p)
+
+
+def test_pass_pkill_own_child_by_unique_pattern():
+    marker = f"doors-own-child-{uuid.uuid4().hex}"
+    p = own_child(marker)
+    try:
+        wait_exec(p, marker)
+        r = run(["pkill", "-f", marker])
+        assert r.returncode == 0, r.stderr
+        assert p.wait(10) == -signal.SIGTERM
+    finally:
+        reap(p)
+
+
+def test_pass_read_proc_status(gateway):
+    with open(f"/proc/{gateway.pid}/status") as f:
+        text = f.read()
+    assert f"Pid:\t{gateway.pid}\n" in text
+    assert "Name:\thermes-gateway" in text
+
+
+def test_pass_read_oom_score_adj(gateway):
+    with open(f"/proc/{gateway.pid}/oom_score_adj") as f:
+        int(f.read())
+
+
+def test_pass_read_supervise_status():
+    with open(os.path.join(SLOT, "supervise", "status"), "rb") as f:
+        assert len(f.read()) >= 35
+
+
+def test_pass_signal_zero(gateway):
+    os.kill(gateway.pid, 0)
+    assert_kept(gateway, settle=0)
+
+
+def test_pass_own_oom_score_adj():
+    with open("/proc/self/oom_score_adj") as f:
+        old = f.read().strip()
+    with open("/proc/self/oom_score_adj", "w") as f:
+        f.write(old)
+
+
+def test_pass_own_sub_cgroup():
+    """A member's own sub-cgroup inside its session: writable, processes
+    movable into it (they stay in the session)."""
+    sess = D.session_cgroup()
+    assert sess
+    sub = os.path.join(sess, f"doors-sub-{os.getpid()}")
+    os.mkdir(sub)
+    p = own_child()
+    try:
+        with open(os.path.join(sub, "cgroup.procs"), "w") as f:
+            f.write(str(p.pid))
+        assert D.cgroup_of(p.pid) == sub
+        with open(os.path.join(sub, "cgroup.freeze"), "w") as f:
+            f.write("0")
+    finally:
+        reap(p)
+        D.wait_until(lambda: not open(os.path.join(sub, "cgroup.procs")).read().strip(), 5)
+        os.rmdir(sub)
+
+
+def test_pass_ptrace_own_child():
+    p = own_child()
+    try:
+        D.ptrace_attach(p.pid)
+    finally:
+        reap(p)
+
+
+def test_pass_sigio_own_child():
+    marker = f"doors-sigio-child-{uuid.uuid4().hex}"
+    p = own_child(marker)
+    a, b = socket.socketpair()
+    try:
+        wait_exec(p, marker)
+        fcntl.fcntl(a, fcntl.F_SETOWN, p.pid)
+        fcntl.fcntl(a, fcntl.F_SETFL, fcntl.fcntl(a, fcntl.F_GETFL) | os.O_ASYNC)
+        b.send(b"x")
+        assert p.wait(10) == -signal.SIGIO
+    finally:
+        a.close()
+        b.close()
+        reap(p)
+
+
+def test_pass_connect_own_unix_socket(tmp_path):
+    path = str(tmp_path / "sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(path)
+    c.close()
+    srv.close()
+
+
+def test_pass_list_pins():
+    assert "link_lg_task_kill" in os.listdir(PIN_DIR)
+
+
+# =============================================================================
+# task_kill: signals, whatever sends them.
+# =============================================================================
+
+@door["task_kill"]
+def test_kill_os_kill(gateway):
+    with pytest.raises(PermissionError):
+        os.kill(gateway.pid, signal.SIGTERM)
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_kill_os_killpg(gateway):
+    pgid = gateway.pgid
+    assert pgid != os.getpgrp()
+    with pytest.raises(PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_kill_pidfd_send_signal(gateway):
+    fd = os.pidfd_open(gateway.pid)
+    try:
+        with pytest.raises(PermissionError):
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+    finally:
+        os.close(fd)
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_kill_sigstop(gateway):
+    try:
+        os.kill(gateway.pid, signal.SIGSTOP)
+    except PermissionError:
+        assert_kept(gateway)
+        return
+    time.sleep(0.2)
+    os.kill(gateway.pid, signal.SIGCONT)
+    pytest.fail("SIGSTOP was delivered to the gateway")
+
+
+@door["task_kill"]
+def test_kill_from_shell(gateway):
+    res = via("subprocess.run", ["sh", "-c", f"kill -TERM {gateway.pid}"])
+    assert res.rc != 0, describe(res)
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_kill_ps_grep_xargs_kill(gateway):
+    res = via("subprocess.getstatusoutput",
+              "ps -eo pid,args | grep '[h]ermes-gateway' | awk '{print $1}' | xargs -r kill")
+    assert res.rc != 0, describe(res)
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+@pytest.mark.parametrize("argv", [
+    ["pkill", "-f", "hermes-gateway"],
+    ["pkill", "-9", "-f", "gateway"],
+    ["pkill", "hermes-gateway"],
+    ["killall", "-r", "hermes"],
+    ["killall", "-9", "hermes-gateway"],
+], ids=" ".join)
+def test_kill_by_pattern(gateway, argv):
+    via("subprocess.run", argv)
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_kill_pattern_via_os_system(gateway):
+    via("os.system", "pkill -TERM -f 'hermes-gatewa[y]'")
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_kill_minus_one_as_gateway_user(gateway):
+    """kill(-1) from a member running as nobody, the gateway's user: every
+    process of that user but the sender, and only the gateway runs as it."""
+    with open(f"/proc/{gateway.pid}/status") as f:
+        assert "Uid:\t65534\t" in f.read(), "the gateway should run as nobody"
+    pid = os.fork()
+    if pid == 0:
+        code = 2
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                os.kill(-1, signal.SIGTERM)
+                code = 0
+            except PermissionError:
+                code = 1
+            except ProcessLookupError:
+                code = 3
+        finally:
+            os._exit(code)
+    _, st = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(st) in (0, 1, 3)
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_membership_sticks_to_a_daemonized_grandchild(gateway, tmp_path):
+    """fork, setsid, fork again, parent exits, grandchild daemonizes: still
+    a member, still refused."""
+    result = tmp_path / "result"
+    gw = gateway.pid
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            if os.fork() > 0:
+                os._exit(0)
+            os.chdir("/")
+            os.umask(0)
+            null = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            time.sleep(0.3)  # the middle process is gone: reparented
+            try:
+                os.kill(gw, signal.SIGTERM)
+                r = "delivered"
+            except PermissionError:
+                r = "EPERM"
+            except OSError as e:
+                r = f"errno {e.errno}"
+            tmp = str(result) + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(f"{r} ppid={os.getppid()} sid={os.getsid(0)}")
+            os.rename(tmp, str(result))
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert D.wait_until(result.exists, 10), "the daemonized grandchild reported nothing"
+    text = result.read_text()
+    assert text.startswith("EPERM "), text
+    assert_kept(gateway)
+
+
+# =============================================================================
+# exec: service-control commands naming a protected service.
+# =============================================================================
+
+SYSTEMCTL_BY_PRIMITIVE = {
+    "subprocess.run": ["systemctl", "restart", "hermes-gateway"],
+    "subprocess.Popen": ["systemctl", "--user", "restart", "hermes-gateway"],
+    "subprocess.call": ["systemctl", "stop", "hermes-gateway.service"],
+    "subprocess.check_call": ["systemctl", "kill", "hermes-gateway"],
+    "subprocess.check_output": ["systemctl", "--user", "stop", "hermes-gateway.service"],
+    "subprocess.getoutput": ["systemctl", "restart", "hermes-gateway"],
+    "subprocess.getstatusoutput": ["systemctl", "--user", "kill", "hermes-gateway.service"],
+    "os.system": ["systemctl", "restart", "hermes-gateway.service"],
+    "os.popen": ["systemctl", "stop", "hermes-gateway"],
+    "pty.spawn": ["systemctl", "restart", "hermes-gateway"],
+    "asyncio.create_subprocess_exec": ["systemctl", "kill", "--user", "hermes-gateway"],
+    "asyncio.create_subprocess_shell": ["systemctl", "restart", "hermes-gateway"],
+}
+
+
+@door["exec"]
+@pytest.mark.parametrize("primitive", D.PRIMITIVES)
+def test_exec_systemctl_via(gateway, primitive):
+    argv = SYSTEMCTL_BY_PRIMITIVE[primitive]
+    res = via(primitive, argv)
+    assert_exec_refused(res, f"{primitive}: {' '.join(argv)}")
+    assert_kept(gateway)
+
+
+MUTATING_VERBS = ["restart", "start", "stop", "kill", "reload", "reset-failed", "enable", "disable",
+                  "mask", "unmask", "daemon-reload", "try-restart", "reload-or-restart"]
+
+
+@door["exec"]
+@pytest.mark.parametrize("verb", MUTATING_VERBS)
+def test_exec_systemctl_verb(gateway, verb):
+    argv = ["systemctl", verb, "hermes-gateway"]
+    assert_exec_refused(via("subprocess.run", argv), " ".join(argv))
+    assert_kept(gateway)
+
+
+# Verbs systemd 252 also accepts that stop, restart, freeze or re-limit a
+# unit: aliases of the listed ones and a few more.
+UNLISTED_VERBS = [
+    ["condrestart", "hermes-gateway"],          # alias of try-restart
+    ["force-reload", "hermes-gateway"],         # alias of try-reload-or-restart
+    ["try-reload-or-restart", "hermes-gateway"],
+    ["reload-or-try-restart", "hermes-gateway"],
+    ["condreload", "hermes-gateway"],
+    ["condstop", "hermes-gateway"],             # alias of stop
+    ["freeze", "hermes-gateway"],               # SIGSTOP through the cgroup freezer
+    ["set-property", "hermes-gateway", "MemoryMax=1"],
+    ["reenable", "hermes-gateway"],
+    ["clean", "--what=all", "hermes-gateway"],
+]
+
+
+@door["exec"]
+@pytest.mark.parametrize("args", UNLISTED_VERBS, ids=lambda a: a[0])
+def test_exec_systemctl_unlisted_verb(gateway, args):
+    argv = ["systemctl", *args]
+    assert_exec_refused(via("subprocess.run", argv), " ".join(argv))
+    assert_kept(gateway)
+
+
+WRAPPERS = {
+    "absolute path": ["/usr/bin/systemctl", "restart", "hermes-gateway"],
+    "sudo": ["sudo", "systemctl", "restart", "hermes-gateway"],
+    "sudo -u root abs --user": ["sudo", "-u", "root", "/usr/bin/systemctl", "--user", "stop",
+                                "hermes-gateway.service"],
+    "env": ["env", "systemctl", "stop", "hermes-gateway"],
+    "env -i": ["env", "-i", "/usr/bin/systemctl", "kill", "hermes-gateway"],
+    "setsid": ["setsid", "-w", "systemctl", "restart", "hermes-gateway"],
+    "nohup": ["nohup", "systemctl", "restart", "hermes-gateway"],
+    "timeout": ["timeout", "5", "systemctl", "restart", "hermes-gateway"],
+    "sh -c": ["sh", "-c", "systemctl restart hermes-gateway"],
+    "bash -c": ["bash", "-c", "systemctl restart hermes-gateway"],
+    "xargs": ["sh", "-c", "echo hermes-gateway | xargs systemctl restart"],
+}
+
+
+@door["exec"]
+@pytest.mark.parametrize("name", list(WRAPPERS))
+def test_exec_systemctl_wrapped(gateway, name):
+    argv = WRAPPERS[name]
+    assert_exec_refused(via("subprocess.run", argv), " ".join(argv))
+    assert_kept(gateway)
+
+
+@door["exec"]
+def test_exec_systemctl_python_execvp(gateway):
+    """A Python child exec'ing systemctl itself gets PermissionError (errno 1)."""
+    code = ("import os, sys\n"
+            "try:\n"
+            "    os.execvp('systemctl', ['systemctl', 'restart', 'hermes-gateway'])\n"
+            "except OSError as e:\n"
+            "    print(type(e).__name__, e.errno); sys.exit(3)\n")
+    r = run([sys.executable, "-c", code])
+    assert r.returncode == 3 and r.stdout.strip() == "PermissionError 1", (r.returncode, r.stdout, r.stderr)
+    assert_kept(gateway)
+
+
+@door["exec"]
+@pytest.mark.parametrize("unit", ["hermes-*", "hermes-gateway*.service", "*gateway*"])
+def test_exec_systemctl_glob(gateway, unit):
+    argv = ["systemctl", "restart", unit]
+    assert_exec_refused(via("subprocess.run", argv), " ".join(argv))
+    assert_kept(gateway)
+
+
+@door["exec"]
+def test_exec_systemctl_unit_after_many_arguments(gateway):
+    """The protected unit named after 40 others."""
+    argv = ["systemctl", "restart"] + [f"filler-{i}.service" for i in range(40)] + ["hermes-gateway"]
+    assert_exec_refused(via("subprocess.run", argv), "systemctl restart <40 units> hermes-gateway")
+    assert_kept(gateway)
+
+
+S6_CASES = [
+    ("subprocess.run", ["s6-svc", "-d", SLOT], None),
+    ("subprocess.run", ["s6-svc", "-t", SLOT], None),
+    ("subprocess.run", ["s6-svc", "-k", SLOT], None),
+    ("subprocess.run", ["s6-svc", "-t", "gateway-default"], SCAN),
+    ("subprocess.run", ["s6-svscanctl", "-an", SCAN], None),
+    ("os.system", ["s6-svc", "-k", SLOT], None),
+    ("subprocess.Popen", ["s6-svscanctl", "-an", SCAN], None),
+    ("subprocess.run", ["sudo", "s6-svc", "-t", SLOT], None),
+    ("subprocess.run", ["timeout", "5", "s6-svc", "-d", SLOT], None),
+    ("subprocess.run", ["sh", "-c", "s6-svc -t gateway-default"], SCAN),
+    ("asyncio.create_subprocess_exec", ["/usr/bin/s6-svc", "-k", SLOT], None),
+]
+
+
+@door["exec"]
+@pytest.mark.parametrize("primitive,argv,cwd", S6_CASES,
+                         ids=[f"{p}: {' '.join(a)}" + (f" (cwd {c})" if c else "") for p, a, c in S6_CASES])
+def test_exec_s6(gateway, primitive, argv, cwd):
+    assert_exec_refused(via(primitive, argv, cwd=cwd), " ".join(argv))
+    assert_kept(gateway)
+
+
+@door["exec"]
+@door["control_fifo"]
+@pytest.mark.parametrize("spelling", ["./gateway-default/", "//run/service/gateway-default", "symlink"])
+def test_s6_svc_other_spellings(gateway, tmp_path, spelling):
+    """The service directory spelled another way: whether the exec or the
+    control FIFO refuses it, s6-svc fails and the gateway stays."""
+    target = spelling
+    if spelling == "symlink":
+        target = str(tmp_path / "gw-link")
+        os.symlink(SLOT, target)
+    res = via("subprocess.run", ["s6-svc", "-k", target], cwd=SCAN)
+    assert isinstance(res, OSError) or res.rc != 0, describe(res)
+    assert_kept(gateway)
+
+
+@door["control_fifo"]
+def test_s6_svc_copied_binary(gateway, tmp_path):
+    """A copy of s6-svc is another file: the control FIFO still refuses it."""
+    copy = str(tmp_path / "my-svc")
+    shutil.copy2("/usr/bin/s6-svc", copy)
+    res = via("subprocess.run", [copy, "-k", SLOT])
+    assert isinstance(res, OSError) or res.rc != 0, describe(res)
+    assert_kept(gateway)
+
+
+# =============================================================================
+# control_fifo: s6's control FIFOs opened for writing.
+# =============================================================================
+
+@door["control_fifo"]
+@pytest.mark.parametrize("path,flags", [
+    (os.path.join(SLOT, "supervise", "control"), os.O_WRONLY | os.O_NONBLOCK),
+    (os.path.join(SLOT, "supervise", "control"), os.O_RDWR | os.O_NONBLOCK),
+    (os.path.join(SCAN, ".s6-svscan", "control"), os.O_WRONLY | os.O_NONBLOCK),
+], ids=["supervise/control O_WRONLY", "supervise/control O_RDWR", ".s6-svscan/control O_WRONLY"])
+def test_control_fifo_open(gateway, path, flags):
+    assert open_refused(path, flags), f"{path} opened for writing"
+    assert_kept(gateway)
+
+
+@door["control_fifo"]
+def test_control_fifo_through_symlink(gateway, tmp_path):
+    link = str(tmp_path / "control")
+    os.symlink(os.path.join(SLOT, "supervise", "control"), link)
+    assert open_refused(link, os.O_WRONLY | os.O_NONBLOCK), "control FIFO opened through a symlink"
+    assert_kept(gateway)
+
+
+@door["control_fifo"]
+def test_control_fifo_shell_write(gateway):
+    res = via("subprocess.run", ["sh", "-c", f"printf t > {SLOT}/supervise/control"])
+    assert res.rc != 0, describe(res)
+    assert_kept(gateway)
+
+
+# =============================================================================
+# cgroup_file: the files of cgroups that hold or contain protected processes;
+# moves out of the session.
+# =============================================================================
+
+CG_FILES = ["cgroup.kill", "cgroup.freeze", "cgroup.procs", "memory.max", "pids.max"]
+
+
+def cg_dir(gateway, which):
+    return {"gateway": gateway.cgroup, "ancestor": os.path.dirname(gateway.cgroup),
+            "supervisor": D.cgroup_of(D.proc_stat(gateway.pid).ppid)}[which]
+
+
+@door["cgroup_file"]
+@pytest.mark.parametrize("name", CG_FILES)
+@pytest.mark.parametrize("which", ["gateway", "ancestor", "supervisor"])
+def test_cgroup_file_open(gateway, which, name):
+    d = cg_dir(gateway, which)
+    assert d and d != CFG["cgroup_mount"], f"{which} cgroup is {d}"
+    path = os.path.join(d, name)
+    assert os.path.exists(path), f"{path} missing (the runner enables the memory and pids controllers)"
+    assert open_refused(path, os.O_WRONLY), f"{path} opened for writing"
+    assert_kept(gateway)
+
+
+@door["cgroup_file"]
+@pytest.mark.parametrize("name", ["cgroup.subtree_control", "cgroup.procs", "cgroup.threads"])
+def test_cgroup_root_file_open(gateway, name):
+    path = os.path.join(CFG["cgroup_mount"], name)
+    assert open_refused(path, os.O_WRONLY), f"{path} opened for writing"
+    assert_kept(gateway)
+
+
+@door["cgroup_file"]
+@pytest.mark.parametrize("what", ["cgroup.kill", "cgroup.freeze"])
+def test_cgroup_shell_write(gateway, what):
+    path = os.path.join(gateway.cgroup, what)
+    res = via("subprocess.run", ["sh", "-c", f"echo 1 > {path}"])
+    if res.rc == 0 and what == "cgroup.freeze":
+        with open(path, "w") as f:
+            f.write("0")
+    assert res.rc != 0, describe(res)
+    assert_kept(gateway)
+
+
+def escape_from_child(dest, filename="cgroup.procs"):
+    """A forked child writes its own id to dest/filename. 0: moved (escaped),
+    1: refused with EPERM at open, 2: refused at write, 3: other error."""
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            try:
+                fd = os.open(os.path.join(dest, filename), os.O_WRONLY)
+            except PermissionError:
+                code = 1
+            else:
+                try:
+                    os.write(fd, str(os.getpid() if filename == "cgroup.procs" else
+                                     __import__("threading").get_native_id()).encode())
+                    code = 0
+                except OSError:
+                    code = 2
+        finally:
+            os._exit(code)
+    _, st = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(st)
+
+
+@door["cgroup_file"]
+@pytest.mark.parametrize("where", ["root", "elsewhere", "session parent"])
+def test_cgroup_escape(where):
+    dest = {"root": CFG["cgroup_mount"], "elsewhere": CFG["elsewhere_cg"],
+            "session parent": os.path.dirname(D.session_cgroup())}[where]
+    assert os.path.isdir(dest), dest
+    code = escape_from_child(dest)
+    assert code == 1, f"moving into {dest}: child reported {code} (0 = escaped)"
+
+
+@door["cgroup_file"]
+def test_cgroup_escape_threads():
+    code = escape_from_child(CFG["elsewhere_cg"], "cgroup.threads")
+    assert code == 1, f"cgroup.threads of {CFG['elsewhere_cg']}: child reported {code}"
+
+
+# =============================================================================
+# proc_file: /proc/<gateway>/oom_score_adj, oom_adj, mem for writing.
+# =============================================================================
+
+@door["proc_file"]
+@pytest.mark.parametrize("rel", ["oom_score_adj", "oom_adj", "task/{pid}/oom_score_adj"])
+def test_proc_file_open(gateway, rel):
+    path = f"/proc/{gateway.pid}/" + rel.format(pid=gateway.pid)
+    assert open_refused(path, os.O_WRONLY), f"{path} opened for writing"
+    assert_kept(gateway)
+
+
+@door["proc_file"]
+@door["ptrace"]
+def test_proc_mem_write(gateway):
+    path = f"/proc/{gateway.pid}/mem"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except PermissionError:
+        assert_kept(gateway)
+        return
+    try:
+        n = os.pwrite(fd, b"doors was here", gateway.scratch_address)
+    finally:
+        os.close(fd)
+    pytest.fail(f"{path} opened for writing; wrote {n} bytes at the scratch buffer")
+
+
+# =============================================================================
+# ptrace: attach, seize, process_vm_*, /proc/<pid>/mem, pidfd_getfd.
+# =============================================================================
+
+@door["ptrace"]
+@pytest.mark.parametrize("seize", [False, True], ids=["PTRACE_ATTACH", "PTRACE_SEIZE"])
+def test_ptrace_attach(gateway, seize):
+    with pytest.raises(PermissionError):
+        D.ptrace_attach(gateway.pid, seize=seize)
+    assert_kept(gateway)
+
+
+@door["ptrace"]
+def test_process_vm_writev(gateway):
+    with pytest.raises(PermissionError):
+        D.process_vm_writev(gateway.pid, gateway.scratch_address, b"doors was here")
+    assert_kept(gateway)
+
+
+@door["ptrace"]
+def test_process_vm_readv(gateway):
+    with pytest.raises(PermissionError):
+        D.process_vm_readv(gateway.pid, gateway.scratch_address, 16)
+    assert_kept(gateway)
+
+
+@door["ptrace"]
+def test_proc_mem_read(gateway):
+    assert open_refused(f"/proc/{gateway.pid}/mem", os.O_RDONLY), "/proc/<gw>/mem opened"
+
+
+@door["ptrace"]
+def test_pidfd_getfd(gateway):
+    with pytest.raises(PermissionError):
+        fd = D.pidfd_getfd(gateway.pid, 0)
+        os.close(fd)
+    assert_kept(gateway)
+
+
+# =============================================================================
+# sigio: SIGIO/SIGURG aimed at the gateway with F_SETOWN.
+# =============================================================================
+
+F_SETSIG = 10
+F_SETOWN_EX = 15
+F_OWNER_PID = 1
+F_OWNER_PGRP = 2
+
+
+@door["sigio"]
+@pytest.mark.parametrize("how", ["F_SETOWN pid", "F_SETOWN -pgid", "F_SETOWN_EX pid", "F_SETSIG SIGTERM"])
+def test_sigio(gateway, how):
+    a, b = socket.socketpair()
+    try:
+        try:
+            if how == "F_SETOWN pid":
+                fcntl.fcntl(a, fcntl.F_SETOWN, gateway.pid)
+            elif how == "F_SETOWN -pgid":
+                fcntl.fcntl(a, fcntl.F_SETOWN, -gateway.pgid)
+            elif how == "F_SETOWN_EX pid":
+                fcntl.fcntl(a, F_SETOWN_EX, struct.pack("ii", F_OWNER_PID, gateway.pid))
+            else:
+                fcntl.fcntl(a, F_SETSIG, signal.SIGTERM)
+                fcntl.fcntl(a, fcntl.F_SETOWN, gateway.pid)
+        except PermissionError:
+            pass  # refusing the owner is a refusal too
+        fcntl.fcntl(a, fcntl.F_SETFL, fcntl.fcntl(a, fcntl.F_GETFL) | os.O_ASYNC)
+        b.send(b"x")
+        assert_kept(gateway)
+    finally:
+        a.close()
+        b.close()
+
+
+@door["sigio"]
+def test_sigurg_oob(gateway):
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    c = socket.create_connection(srv.getsockname())
+    s, _ = srv.accept()
+    try:
+        before = D.sigurg_count(gateway.pid)
+        try:
+            fcntl.fcntl(s, fcntl.F_SETOWN, gateway.pid)
+        except PermissionError:
+            pass
+        c.send(b"!", socket.MSG_OOB)
+        time.sleep(0.5)
+        assert D.sigurg_count(gateway.pid) == before, "SIGURG reached the gateway"
+        assert_kept(gateway)
+    finally:
+        for x in (s, c, srv):
+            x.close()
+
+
+# =============================================================================
+# service_socket: the service manager's sockets (the policy opts in).
+# =============================================================================
+
+@door["service_socket"]
+@pytest.mark.parametrize("path", CFG["sockets"] + ["symlink"])
+def test_service_socket_connect(tmp_path, path):
+    if path == "symlink":
+        path = str(tmp_path / "bus")
+        os.symlink(CFG["sockets"][0], path)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with pytest.raises(PermissionError):
+            s.connect(path)
+    finally:
+        s.close()
+
+
+# =============================================================================
+# The watcher is protected too.
+# =============================================================================
+
+@door["ptrace"]
+def test_ptrace_watcher():
+    w = D.watcher_pid()
+    assert w and D.proc_stat(w), "no watcher"
+    with pytest.raises(PermissionError):
+        D.ptrace_attach(w)
+
+
+@door["task_kill"]
+def test_kill_watcher():
+    w = D.watcher_pid()
+    st = D.proc_stat(w) if w else None
+    assert st, "no watcher"
+    with pytest.raises(PermissionError):
+        os.kill(w, signal.SIGTERM)
+    time.sleep(0.3)
+    after = D.proc_stat(w)
+    assert after and after.start_time == st.start_time and after.state not in "ZXx", "the watcher died"
+
+
+# =============================================================================
+# bpf: liveguard's maps, programs and links.
+# =============================================================================
+
+def link_info(prog="lg_task_kill"):
+    info = D.links().get(prog)
+    assert info and info.get("link_id"), f"no recorded link for {prog} in {CFG['links']}"
+    return info
+
+
+@door["bpf"]
+@pytest.mark.parametrize("name", ["lg_protected", "lg_sessions", "lg_settings"])
+def test_bpf_map_fd_for_writing(name):
+    with pytest.raises(PermissionError):
+        fd = D.bpf_obj_get(os.path.join(PIN_DIR, name))
+        os.close(fd)
+
+
+@door["bpf"]
+def test_bpf_prog_fd_by_id():
+    with pytest.raises(PermissionError):
+        fd = D.bpf_get_fd_by_id(D.BPF_PROG_GET_FD_BY_ID, link_info()["prog_id"])
+        os.close(fd)
+
+
+@door["bpf"]
+def test_bpf_link_fd_by_id():
+    with pytest.raises(PermissionError):
+        fd = D.bpf_get_fd_by_id(D.BPF_LINK_GET_FD_BY_ID, link_info()["link_id"])
+        os.close(fd)
+
+
+@door["bpf"]
+def test_bpf_link_detach_pinned():
+    """BPF_LINK_DETACH on the pinned link: refused with EPERM (without the
+    door, an LSM link answers EOPNOTSUPP, which is not a refusal)."""
+    with pytest.raises(PermissionError):
+        fd = D.bpf_obj_get(os.path.join(PIN_DIR, "link_lg_task_kill"))
+        try:
+            D.bpf_link_detach(fd)
+        finally:
+            os.close(fd)
+
+
+@door["bpf"]
+@pytest.mark.parametrize("how", ["id", "pinned"])
+def test_bpftool_link_detach(how):
+    ref = [str(link_info()["link_id"])] if how == "id" else [os.path.join(PIN_DIR, "link_lg_task_kill")]
+    r = run(["bpftool", "link", "detach", how, *ref])
+    assert r.returncode != 0 and "Operation not permitted" in r.stdout + r.stderr, (r.returncode, r.stdout, r.stderr)
+    assert os.path.exists(os.path.join(PIN_DIR, "link_lg_task_kill"))
+
+
+@door["bpf"]
+def test_lg_unprotect(gateway):
+    r = D.lg("unprotect", "--pid", str(gateway.pid))
+    assert r.returncode != 0, f"unprotect worked: {r.stdout}"
+    assert D.still_guarded(gateway.pid), "the gateway is no longer protected"
+
+
+@door["bpf"]
+def test_lg_untag(gateway):
+    sess = D.session_cgroup()
+    r = D.lg("untag", sess)
+    if r.returncode == 0:
+        D.lg("tag", sess)  # put it back for the tests that follow
+    assert r.returncode != 0, f"untag worked: {r.stdout}"
+    assert D.still_guarded(gateway.pid), "no longer a session member"
+
+
+@door["bpf"]
+@door["pins"]
+@door["task_kill"]
+def test_lg_unload(gateway):
+    """`unload` stops the watcher (a signal), removes the pins (unlink) and
+    opens the maps (bpf): any of the three doors stops it."""
+    pins = sorted(os.listdir(PIN_DIR))
+    w = D.watcher_pid()
+    r = D.lg("unload")
+    assert r.returncode != 0, f"unload worked: {r.stdout}"
+    assert sorted(os.listdir(PIN_DIR)) == pins, "pins changed"
+    assert w and D.proc_stat(w), "the watcher stopped"
+    assert_kept(gateway, settle=0)
+
+
+# =============================================================================
+# pins: liveguard's bpffs directory, and bpffs itself. Last: a door that lets
+# these through removes the guard for whatever runs after.
+# =============================================================================
+
+@door["pins"]
+def test_pins_create():
+    path = os.path.join(PIN_DIR, "doors_probe")
+    r = run(["bpftool", "map", "create", path, "type", "array", "key", "4", "value", "4",
+             "entries", "1", "name", "doors_probe"])
+    created = os.path.exists(path)
+    if created:
+        os.unlink(path)
+    assert not created, "a new pin was created in the pin directory"
+    assert r.returncode != 0 and "Operation not permitted" in r.stdout + r.stderr, (r.stdout, r.stderr)
+
+
+@door["pins"]
+def test_pins_rename_link():
+    src = os.path.join(PIN_DIR, "link_lg_task_kill")
+    dst = os.path.join(PIN_DIR, "link_doors_moved")
+    try:
+        os.rename(src, dst)
+    except PermissionError:
+        assert os.path.exists(src)
+        return
+    os.rename(dst, src)
+    pytest.fail("a link pin was renamed")
+
+
+@door["pins"]
+def test_pins_rename_dir():
+    dst = os.path.join(CFG["bpffs"], "liveguard-doors-moved")
+    try:
+        os.rename(PIN_DIR, dst)
+    except PermissionError:
+        assert os.path.isdir(PIN_DIR)
+        return
+    os.rename(dst, PIN_DIR)
+    pytest.fail("the pin directory was renamed")
+
+
+@door["pins"]
+def test_pins_rmdir():
+    with pytest.raises(PermissionError):
+        os.rmdir(PIN_DIR)
+
+
+@door["pins"]
+def test_pins_rm_link():
+    path = os.path.join(PIN_DIR, "link_lg_task_kill")
+    r = run(["rm", "-f", path])
+    assert os.path.exists(path), "rm removed the task_kill link pin"
+    assert r.returncode != 0 and "Operation not permitted" in r.stderr, r.stderr
+
+
+@door["pins"]
+def test_pins_unlink_map():
+    path = os.path.join(PIN_DIR, "lg_events")
+    with pytest.raises(PermissionError):
+        os.unlink(path)
+    assert os.path.exists(path)
+
+
+@door["pins"]
+def test_pins_umount_bpffs(gateway):
+    bpffs = CFG["bpffs"]
+    with pytest.raises(PermissionError):
+        D.umount2(bpffs, 0)
+    assert D.is_mountpoint(bpffs)
+    r = run(["umount", bpffs])
+    assert r.returncode != 0, "umount(8) unmounted bpffs"
+    assert D.is_mountpoint(bpffs) and os.path.exists(os.path.join(PIN_DIR, "link_lg_task_kill"))
+    assert_kept(gateway, settle=0)

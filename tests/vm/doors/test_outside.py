@@ -1,0 +1,197 @@
+"""The same acts from outside any session: liveguard must not get in the way
+(tests/vm/doors/run runs this file without a session).
+
+Destructive acts use disposable processes this file starts and protects
+with `liveguard-bpf protect --pid`, so they prove that protection does not
+reach outsiders without touching the gateway; the gateway itself is only
+restarted through s6, read, or sent SIGURG (which it counts).
+"""
+import contextlib
+import fcntl
+import itertools
+import os
+import signal
+import socket
+import subprocess
+
+import pytest
+
+import doorlib as D
+from doorlib import CFG, SCAN, SLOT, assert_kept, describe, exec_refused, run, via
+
+_counter = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def _must_be_outside():
+    if D.in_session():
+        pytest.fail(f"this file must run outside any session (cgroup {D.cgroup_of()})", pytrace=False)
+
+
+@contextlib.contextmanager
+def disposable(cgroup=None):
+    """A sleeping process started here and protected, optionally moved into
+    cgroup after it was protected (so that cgroup holds a protected process).
+    Yields (Popen, unique command-line pattern)."""
+    # A unique duration marks the command line for pkill -f.
+    secs = f"{700000 + os.getpid() % 1000 * 100 + next(_counter)}.5"
+    p = subprocess.Popen(["sleep", secs], stdin=subprocess.DEVNULL)
+    try:
+        r = D.lg("protect", "--pid", str(p.pid))
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert D.wait_until(lambda: D.listed_protected(p.pid, D.status_json(live=True)), 10), \
+            f"disposable {p.pid} never listed protected"
+        if cgroup:
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                f.write(str(p.pid))
+        yield p, f"sleep {secs}"
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait(10)
+
+
+def test_outside_kill_protected_process():
+    with disposable() as (p, _):
+        os.kill(p.pid, signal.SIGTERM)
+        assert p.wait(10) == -signal.SIGTERM
+
+
+def test_outside_pkill_protected_process():
+    with disposable() as (p, pattern):
+        r = run(["pkill", "-f", pattern])
+        assert r.returncode == 0, r.stderr
+        assert p.wait(10) == -signal.SIGTERM
+
+
+def test_outside_ptrace_protected_process():
+    with disposable() as (p, _):
+        D.ptrace_attach(p.pid)
+        D.ptrace_attach(p.pid, seize=True)
+        assert p.poll() is None
+
+
+def test_outside_proc_mem_of_protected_process():
+    with disposable() as (p, _):
+        fd = os.open(f"/proc/{p.pid}/mem", os.O_RDWR)
+        os.close(fd)
+
+
+def test_outside_cgroup_kill_of_protected_cgroup():
+    cg = os.path.join(CFG["cgroup_mount"], f"doors-outside-{os.getpid()}")
+    os.mkdir(cg)
+    try:
+        with disposable(cgroup=cg) as (p, _):
+            assert D.cgroup_of(p.pid) == cg
+            with open(os.path.join(cg, "cgroup.kill"), "w") as f:
+                f.write("1")
+            assert p.wait(10) == -signal.SIGKILL
+    finally:
+        D.wait_until(lambda: not open(os.path.join(cg, "cgroup.procs")).read().strip(), 5)
+        os.rmdir(cg)
+
+
+def test_outside_gateway_cgroup_files_writable(gateway):
+    with open(os.path.join(gateway.cgroup, "cgroup.freeze"), "w") as f:
+        f.write("0")
+    fd = os.open(os.path.join(gateway.cgroup, "cgroup.kill"), os.O_WRONLY)
+    os.close(fd)
+    assert_kept(gateway)
+
+
+def test_outside_sigio_to_protected_process():
+    with disposable() as (p, _):
+        a, b = socket.socketpair()
+        try:
+            fcntl.fcntl(a, fcntl.F_SETOWN, p.pid)
+            fcntl.fcntl(a, fcntl.F_SETFL, fcntl.fcntl(a, fcntl.F_GETFL) | os.O_ASYNC)
+            b.send(b"x")
+            assert p.wait(10) == -signal.SIGIO
+        finally:
+            a.close()
+            b.close()
+
+
+def test_outside_sigurg_reaches_gateway(gateway):
+    """The positive control of the in-session SIGURG test: from outside, the
+    gateway does receive (and count) it."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    c = socket.create_connection(srv.getsockname())
+    s, _ = srv.accept()
+    try:
+        before = D.sigurg_count(gateway.pid)
+        fcntl.fcntl(s, fcntl.F_SETOWN, gateway.pid)
+        c.send(b"!", socket.MSG_OOB)
+        assert D.wait_until(lambda: D.sigurg_count(gateway.pid) > before, 5), "no SIGURG arrived"
+        assert_kept(gateway)
+    finally:
+        for x in (s, c, srv):
+            x.close()
+
+
+def test_outside_oom_score_adj(gateway):
+    path = f"/proc/{gateway.pid}/oom_score_adj"
+    with open(path) as f:
+        old = int(f.read())
+    new = old + 1 if old < 1000 else old - 1
+    try:
+        with open(path, "w") as f:
+            f.write(str(new))
+        with open(path) as f:
+            assert int(f.read()) == new
+    finally:
+        with open(path, "w") as f:
+            f.write(str(old))
+    assert_kept(gateway, settle=0)
+
+
+@pytest.mark.parametrize("path", [
+    os.path.join(SLOT, "supervise", "control"),
+    os.path.join(SCAN, ".s6-svscan", "control"),
+])
+def test_outside_open_control_fifo(path):
+    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    os.close(fd)
+
+
+@pytest.mark.parametrize("path", CFG["sockets"])
+def test_outside_connect_service_socket(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("argv", [
+    ["systemctl", "restart", "hermes-gateway"],
+    ["sh", "-c", "systemctl --user stop hermes-gateway.service"],
+], ids=" ".join)
+def test_outside_systemctl_not_refused(gateway, argv):
+    res = via("subprocess.run", argv)
+    assert not isinstance(res, OSError), describe(res)
+    assert not exec_refused(res), describe(res)
+    assert res.rc not in (126, 2) or "Operation not permitted" not in res.out, describe(res)
+    assert_kept(gateway, settle=0)
+
+
+def test_outside_s6_svscanctl():
+    r = run(["s6-svscanctl", "-an", SCAN])
+    assert r.returncode == 0, r.stderr
+
+
+def test_outside_lg_status_and_links():
+    r = D.lg("status", "--json")
+    assert r.returncode == 0, r.stderr
+    r = run(["bpftool", "link", "show", "pinned", os.path.join(D.PIN_DIR, "link_lg_task_kill")])
+    assert r.returncode == 0, r.stderr
+
+
+def test_outside_s6_svc_restarts_gateway(gateway):
+    r = run(["s6-svc", "-t", SLOT])
+    assert r.returncode == 0, r.stderr
+    assert D.wait_until(lambda: D.s6_pid() not in (None, gateway.pid), 15), "the gateway did not restart"
+    new, why = D.wait_gateway(timeout=20)
+    assert new and new.pid != gateway.pid, why
