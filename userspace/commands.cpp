@@ -128,6 +128,9 @@ int cmd_reload() {
 
 int cmd_unload() {
     require_root("unload");
+    // Anything that will refuse us (a test session may not change
+    // liveguard) must do so before the watcher is stopped: all or nothing.
+    if (Guard::is_loaded()) (void)PinnedMaps::open();
     if (stop_watcher()) std::printf("policy watcher stopped\n");
     UnloadReport r = Guard::unload();
     if (r.removed.empty()) {

@@ -449,7 +449,9 @@ pid_t start_watcher_daemon(const std::string& policy_path) {
 bool stop_watcher() {
     auto pid = running_watcher();
     if (!pid) return false;
-    ::kill(*pid, SIGTERM);
+    if (::kill(*pid, SIGTERM) != 0 && errno == EPERM)
+        throw_errno("cannot stop the policy watcher (pid " + std::to_string(*pid) + ")", EPERM,
+                    "run it as root from outside any test session: members may not stop liveguard");
     for (int i = 0; i < 500; ++i) {
         if (::kill(*pid, 0) != 0 || !running_watcher()) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
