@@ -878,3 +878,31 @@ int BPF_PROG(lg_sb_umount, struct vfsmount *mnt, int flags, int ret)
 	report_object(LG_HOOK_PINS, session, BPF_CORE_READ(mnt, mnt_root), 0, 0, 0);
 	return -EPERM;
 }
+
+/* Mounting over bpffs hides the pins from `unload` and `status` (old or
+ * new mount API alike). */
+static __always_inline int mount_over(const struct path *target)
+{
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (BPF_CORE_READ(target, dentry, d_sb, s_magic) != BPF_FS_MAGIC)
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_object(LG_HOOK_PINS, session, BPF_CORE_READ(target, dentry), 0, 0, 0);
+	return -EPERM;
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(lg_sb_mount, const char *dev_name, const struct path *path, const char *type,
+	     unsigned long flags, void *data, int ret)
+{
+	return ret ? ret : mount_over(path);
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(lg_move_mount, const struct path *from_path, const struct path *to_path, int ret)
+{
+	return ret ? ret : mount_over(to_path);
+}
