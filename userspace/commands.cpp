@@ -290,7 +290,9 @@ int cmd_status(const CliCommand& c) {
         std::printf("  %-8d %-16s %-6s since %s  %s%s\n", p.pid, p.comm.c_str(),
                     p.alive ? "alive" : "exited",
                     format_utc(p.mark.since_boot_ns + boot_offset).c_str(),
-                    p.mark.source ? ("source #" + std::to_string(p.mark.source)).c_str() : "command line",
+                    p.mark.source == LG_SOURCE_LIVEGUARD ? "liveguard's policy watcher"
+                    : p.mark.source                      ? ("source #" + std::to_string(p.mark.source)).c_str()
+                                                         : "command line",
                     p.mark.flags & LG_PROTECT_INHERITED   ? " (inherited at fork)"
                     : p.mark.flags & LG_PROTECT_INHERIT ? " (children inherit)"
                                                           : "");

@@ -324,7 +324,7 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     // or trace it any more than the services it watches.
     {
         PinnedMaps maps = PinnedMaps::open();
-        ProtectedSet(maps).add(::getpid(), 0);
+        ProtectedSet(maps).add(::getpid(), LG_SOURCE_LIVEGUARD);
     }
 
     sigset_t mask;

@@ -107,6 +107,9 @@ enum lg_counter {
 /* Value of the task-local-storage map that marks a protected process. The
  * mark lives on the task itself, so it dies with the process: a later
  * process that reuses the PID carries no mark. */
+/* lg_protected.source of liveguard's own policy watcher. */
+#define LG_SOURCE_LIVEGUARD 0xffffffffu
+
 struct lg_protected {
 	__u64 since_boot_ns; /* when protection was added, CLOCK_BOOTTIME */
 	__u32 source;        /* which policy [[protect]] asked (1-based); 0 = command line */
