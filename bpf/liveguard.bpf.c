@@ -94,7 +94,10 @@ struct {
 } lg_scratch SEC(".maps");
 
 /* Files whose owner (F_SETOWN) a session member set: SIGIO/SIGURG they
- * raise is sent on the member's behalf. Keyed by the struct file. */
+ * raise is sent on the member's behalf. Keyed by the struct file. Every
+ * F_SETOWN rewrites or drops its file's entry before any signal can be
+ * sent, so an entry left by a freed file is never consulted for a new
+ * file at the same address: no hook on file release is needed. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -562,15 +565,6 @@ int BPF_PROG(lg_set_fowner, struct file *file)
 		bpf_map_update_elem(&lg_fowners, &key, &session, BPF_ANY);
 	else
 		bpf_map_delete_elem(&lg_fowners, &key);
-	return 0;
-}
-
-SEC("lsm/file_free_security")
-int BPF_PROG(lg_file_free, struct file *file)
-{
-	__u64 key = (__u64)file;
-
-	bpf_map_delete_elem(&lg_fowners, &key);
 	return 0;
 }
 

@@ -31,7 +31,7 @@ inline constexpr const char* kMaps[] = {
 // Programs whose links are pinned; one entry per hook.
 inline constexpr const char* kPrograms[] = {
     "lg_task_kill",     "lg_task_alloc",    "lg_fork",          "lg_cgroup_attach",
-    "lg_ptrace",        "lg_file_open",     "lg_set_fowner",    "lg_file_free",
+    "lg_ptrace",        "lg_file_open",     "lg_set_fowner",
     "lg_sigio",         "lg_unix_connect",  "lg_exec_argv",     "lg_execveat_argv",
     "lg_bprm_check",    "lg_bpf_map",       "lg_bpf_prog",      "lg_bpf",
     "lg_inode_unlink",  "lg_inode_rmdir",   "lg_inode_create",  "lg_inode_rename",
