@@ -242,7 +242,67 @@ static __always_inline bool target_protected(struct task_struct *p)
 	return is_protected(p) || in_protected_cgroup(p);
 }
 
-static __always_inline struct lg_event *event_start(__u32 hook, __u64 session)
+/* Which [[protect]] protects a process: its mark's source, its inheriting
+ * parent's, or its protected cgroup's. Only on the refusal path. */
+static __always_inline __u32 protection_source(struct task_struct *p)
+{
+	struct task_struct *leader = p->group_leader;
+	struct lg_protected *m = bpf_task_storage_get(&lg_protected, leader, 0, 0);
+
+	if (m)
+		return m->source;
+	m = bpf_task_storage_get(&lg_protected, leader->real_parent->group_leader, 0, 0);
+	if (m && (m->flags & LG_PROTECT_INHERIT))
+		return m->source;
+	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+
+	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+		struct lg_cgroup_protection *cp = bpf_map_lookup_elem(&lg_protected_cgroups, &id);
+
+		if (cp)
+			return cp->source;
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return LG_SOURCE_UNKNOWN;
+}
+
+/* The culprit's ancestors and command line go into the record: by the
+ * time userspace reads it, a short-lived test helper may be gone. */
+static __always_inline void describe_culprit(struct lg_event *e)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *a = BPF_CORE_READ(t, group_leader, real_parent);
+	__u32 n = 0;
+
+	for (int i = 0; i < LG_CHAIN_LEN; i++) {
+		if (!a)
+			break;
+		__u32 pid = BPF_CORE_READ(a, tgid);
+
+		if (!pid)
+			break;
+		e->chain[i].pid = pid;
+		e->chain[i]._pad = 0;
+		BPF_CORE_READ_STR_INTO(&e->chain[i].comm, a, group_leader, comm);
+		n = i + 1;
+		if (pid == 1)
+			break;
+		a = BPF_CORE_READ(a, group_leader, real_parent);
+	}
+	e->chain_len = n;
+	__u64 start = BPF_CORE_READ(t, mm, arg_start);
+	__u64 end = BPF_CORE_READ(t, mm, arg_end);
+	__u64 len = end > start ? end - start : 0;
+
+	if (len > LG_ARGS_LEN)
+		len = LG_ARGS_LEN;
+	e->args_len = 0;
+	if (len && !bpf_probe_read_user(e->args, len & 0xff, (void *)start))
+		e->args_len = len & 0xff;
+}
+
+static __always_inline struct lg_event *event_start(__u32 verdict, __u32 hook, __u64 session)
 {
 	count(LG_COUNTER_DENIED + hook);
 	struct lg_event *e = bpf_ringbuf_reserve(&lg_events, sizeof(*e), 0);
@@ -255,7 +315,10 @@ static __always_inline struct lg_event *event_start(__u32 hook, __u64 session)
 
 	e->boot_ns = bpf_ktime_get_boot_ns();
 	e->session_cgroup_id = session;
-	e->verdict = LG_VERDICT_DENIED;
+	e->verdict = verdict;
+	e->target_source = LG_SOURCE_UNKNOWN;
+	e->_pad2 = 0;
+	describe_culprit(e);
 	e->hook = hook;
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
@@ -270,13 +333,14 @@ static __always_inline struct lg_event *event_start(__u32 hook, __u64 session)
 }
 
 /* A refusal aimed at a process. */
-static __always_inline void report_task(__u32 hook, __u64 session, struct task_struct *target,
-					int sig, __u32 detail)
+static __always_inline void report_task_v(__u32 verdict, __u32 hook, __u64 session,
+					  struct task_struct *target, int sig, __u32 detail)
 {
-	struct lg_event *e = event_start(hook, session);
+	struct lg_event *e = event_start(verdict, hook, session);
 
 	if (!e)
 		return;
+	e->target_source = protection_source(target);
 	e->target_pid = BPF_CORE_READ(target, tgid);
 	e->target_tid = BPF_CORE_READ(target, pid);
 	e->signal = sig;
@@ -286,10 +350,11 @@ static __always_inline void report_task(__u32 hook, __u64 session, struct task_s
 }
 
 /* A refusal aimed at a file, a cgroup or a kernel object. */
-static __always_inline void report_object(__u32 hook, __u64 session, struct dentry *d,
-					  __u64 object, __u32 detail, __u32 target_pid)
+static __always_inline void report_object_v(__u32 verdict, __u32 hook, __u64 session,
+					    struct dentry *d, __u64 object, __u32 detail,
+					    __u32 target_pid)
 {
-	struct lg_event *e = event_start(hook, session);
+	struct lg_event *e = event_start(verdict, hook, session);
 
 	if (!e)
 		return;
@@ -301,6 +366,9 @@ static __always_inline void report_object(__u32 hook, __u64 session, struct dent
 					  BPF_CORE_READ(d, d_name.name));
 	bpf_ringbuf_submit(e, 0);
 }
+
+#define report_task(...) report_task_v(LG_VERDICT_DENIED, __VA_ARGS__)
+#define report_object(...) report_object_v(LG_VERDICT_DENIED, __VA_ARGS__)
 
 static __always_inline struct lg_guarded_inode *guarded_inode(struct inode *inode)
 {
@@ -337,6 +405,46 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
  * the child before it runs, so a restarted service has no unprotected
  * moment; a fork inside a session marks the child a member, so it stays
  * one wherever it goes. Threads share their leader's marks and need none. */
+/* A fork by a process whose protection is inherited (a supervisor) marks
+ * the child, so a restarted service has no unprotected moment; a fork
+ * inside a session marks the child a member, so it stays one wherever it
+ * goes. `parent` is the current task. */
+static __always_inline void mark_child(struct task_struct *parent, struct task_struct *task)
+{
+	struct lg_protected *pm = bpf_task_storage_get(&lg_protected, parent->group_leader, 0, 0);
+
+	if (pm && (pm->flags & LG_PROTECT_INHERIT)) {
+		struct lg_protected *cm =
+			bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (cm) {
+			if (!cm->since_boot_ns) {
+				cm->since_boot_ns = bpf_ktime_get_boot_ns();
+				cm->source = pm->source;
+				cm->flags = LG_PROTECT_INHERITED;
+			}
+		} else {
+			count(LG_COUNTER_INHERIT_FAILED);
+		}
+	}
+	if (!any(LG_SETTING_SESSIONS))
+		return;
+	__u64 session = member_session();
+	if (!session)
+		return;
+	struct lg_member *mm =
+		bpf_task_storage_get(&lg_members, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!mm) {
+		count(LG_COUNTER_MEMBER_MARK_FAILED);
+		return;
+	}
+	if (!mm->since_boot_ns) {
+		mm->session_cgroup_id = session;
+		mm->since_boot_ns = bpf_ktime_get_boot_ns();
+	}
+}
+
+/* Marks are made before the child runs. Threads share their leader's
+ * marks and need none. */
 SEC("lsm/task_alloc")
 int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
 {
@@ -344,33 +452,7 @@ int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags,
 		return ret;
 	if (clone_flags & CLONE_THREAD)
 		return 0;
-	struct task_struct *parent = bpf_get_current_task_btf();
-	struct lg_protected *pm = bpf_task_storage_get(&lg_protected, parent->group_leader, 0, 0);
-
-	if (pm && (pm->flags & LG_PROTECT_INHERIT)) {
-		struct lg_protected *cm =
-			bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (cm) {
-			cm->since_boot_ns = bpf_ktime_get_boot_ns();
-			cm->source = pm->source;
-			cm->flags = LG_PROTECT_INHERITED;
-		} else {
-			count(LG_COUNTER_INHERIT_FAILED);
-		}
-	}
-	if (!any(LG_SETTING_SESSIONS))
-		return 0;
-	__u64 session = member_session();
-	if (!session)
-		return 0;
-	struct lg_member *mm =
-		bpf_task_storage_get(&lg_members, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!mm) {
-		count(LG_COUNTER_MEMBER_MARK_FAILED);
-		return 0;
-	}
-	mm->session_cgroup_id = session;
-	mm->since_boot_ns = bpf_ktime_get_boot_ns();
+	mark_child(bpf_get_current_task_btf(), task);
 	return 0;
 }
 
@@ -379,6 +461,11 @@ int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags,
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 {
+	if (child->pid != child->tgid)
+		return 0;
+	/* Without the LSM, the marks are made here, as the child starts. */
+	if (any(LG_SETTING_AUDIT_ONLY))
+		mark_child(bpf_get_current_task_btf(), child);
 	struct lg_protected *cm = bpf_task_storage_get(&lg_protected, child, 0, 0);
 
 	if (!cm)
@@ -686,6 +773,42 @@ int lg_execveat_argv(struct trace_event_raw_sys_enter *ctx)
 	return capture_argv(ctx->args[2]);
 }
 
+/* Whether a member's exec of a service-control binary would act on a
+ * protected service, judged from the argv copied for thread `tid`. */
+static __always_inline bool exec_touches_protected(__u32 kind, __u32 tid)
+{
+	struct lg_exec_args *a = bpf_map_lookup_elem(&lg_exec_args, &tid);
+	bool refuse;
+
+	if (!a) {
+		/* Not knowing what the command would do, refuse it. */
+		count(LG_COUNTER_ARGV_MISSING);
+		return true;
+	}
+	__u32 words = 0;
+	__u32 argc = a->argc;
+
+	for (__u32 i = 1; i < LG_EXEC_MAX_ARGS; i++) {
+		if (i >= argc)
+			break;
+		__u32 *w = bpf_map_lookup_elem(&lg_exec_words, &a->hash[i]);
+
+		if (w)
+			words |= *w;
+	}
+	bool globs = a->glob_mask & ~1u;
+
+	if (kind == LG_INODE_SYSTEMCTL)
+		refuse = (words & LG_WORD_MUTATING_VERB) &&
+			 ((words & LG_WORD_PROTECTED_UNIT) || globs);
+	else if (kind == LG_INODE_S6_SVC)
+		refuse = words & LG_WORD_S6_SERVICE;
+	else
+		refuse = words & LG_WORD_S6_SCANDIR;
+	bpf_map_delete_elem(&lg_exec_args, &tid);
+	return refuse;
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
 {
@@ -704,37 +827,8 @@ int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
 
 	if (!session)
 		return 0;
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct lg_exec_args *a = bpf_map_lookup_elem(&lg_exec_args, &tid);
-	bool refuse;
+	bool refuse = exec_touches_protected(kind, (__u32)bpf_get_current_pid_tgid());
 
-	if (!a) {
-		/* Not knowing what the command would do, refuse it. */
-		count(LG_COUNTER_ARGV_MISSING);
-		refuse = true;
-	} else {
-		__u32 words = 0;
-		__u32 argc = a->argc;
-
-		for (__u32 i = 1; i < LG_EXEC_MAX_ARGS; i++) {
-			if (i >= argc)
-				break;
-			__u32 *w = bpf_map_lookup_elem(&lg_exec_words, &a->hash[i]);
-
-			if (w)
-				words |= *w;
-		}
-		bool globs = a->glob_mask & ~1u;
-
-		if (kind == LG_INODE_SYSTEMCTL)
-			refuse = (words & LG_WORD_MUTATING_VERB) &&
-				 ((words & LG_WORD_PROTECTED_UNIT) || globs);
-		else if (kind == LG_INODE_S6_SVC)
-			refuse = words & LG_WORD_S6_SERVICE;
-		else
-			refuse = words & LG_WORD_S6_SCANDIR;
-		bpf_map_delete_elem(&lg_exec_args, &tid);
-	}
 	if (!refuse)
 		return 0;
 	report_object(LG_HOOK_EXEC, session, file->f_path.dentry, inode->i_ino, kind, 0);
@@ -899,4 +993,54 @@ SEC("lsm/move_mount")
 int BPF_PROG(lg_move_mount, const struct path *from_path, const struct path *to_path, int ret)
 {
 	return ret ? ret : mount_over(to_path);
+}
+
+/* ---- audit-only mode: where the kernel will not run LSM programs, these
+ * tracepoints report what enforcement would have refused, and block
+ * nothing. Loaded instead of the LSM programs, never beside them. */
+
+SEC("tp_btf/signal_generate")
+int BPF_PROG(lg_audit_signal, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int group, int result)
+{
+	if (!any(LG_SETTING_AUDIT_ONLY) || !any(LG_SETTING_SESSIONS))
+		return 0;
+	/* Only signals a process asked for: kill(), sigqueue(), cgroup.kill.
+	 * The kernel's own (SIGCHLD, SIGPIPE, faults) carry a positive si_code
+	 * or SEND_SIG_PRIV. */
+	if ((unsigned long)info == 1)
+		return 0;
+	if ((unsigned long)info > 1 && BPF_CORE_READ(info, si_code) > 0)
+		return 0;
+	if (!target_protected(task))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_task_v(LG_VERDICT_AUDITED, LG_HOOK_TASK_KILL, session, task, sig, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(lg_audit_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (!any(LG_SETTING_AUDIT_ONLY) || !any(LG_SETTING_SESSIONS))
+		return 0;
+	struct file *file = bprm->file;
+	struct inode *inode = file->f_inode;
+	struct lg_guarded_inode *g = guarded_inode(inode);
+
+	if (!g || g->kind < LG_INODE_SYSTEMCTL || g->kind > LG_INODE_S6_SVSCANCTL)
+		return 0;
+	__u32 kind = g->kind;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	/* The argv was copied under the thread id the exec started with. */
+	if (!exec_touches_protected(kind, (__u32)old_pid))
+		return 0;
+	report_object_v(LG_VERDICT_AUDITED, LG_HOOK_EXEC, session, file->f_path.dentry,
+			inode->i_ino, kind, 0);
+	return 0;
 }

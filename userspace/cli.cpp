@@ -36,6 +36,9 @@ ParseResult parse_cli(int argc, const char* const* argv) {
                 "/etc/liveguard/liveguard.toml when it exists) apply it and start the watcher "
                 "that keeps it applied");
     load->add_option("--config", cmd.config, "Policy file (TOML); see README");
+    load->add_flag("--audit-only", cmd.audit_only,
+                   "Report what would be refused, refuse nothing (tracepoints; for kernels that "
+                   "will not run BPF LSM programs, which `load` falls back to on its own)");
     load->add_flag("--foreground", cmd.foreground,
                    "Run the watcher in this process (for systemd and s6 units)");
     auto* check = app.add_subcommand("check-config", "Validate a policy file without loading "

@@ -21,6 +21,7 @@ struct CliCommand {
     RunOptions run;
     std::optional<std::string> config;  // load: policy file; check-config: the file
     bool foreground = false;            // load: run the watcher in this process
+    bool audit_only = false;            // load: report, never refuse
 };
 
 struct ParseResult {

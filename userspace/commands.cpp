@@ -52,11 +52,27 @@ int cmd_load(const CliCommand& c) {
         throw Error(std::string("--foreground runs the policy watcher, but there is no policy (") +
                         kDefaultPolicyPath + " does not exist)",
                     "give one: liveguard-bpf load --foreground --config FILE", 2);
-    if (Guard::load() == LoadOutcome::AlreadyLoaded)
-        std::printf("liveguard is already loaded (pins in %s)\n", pins::kDir);
-    else
-        std::printf("liveguard loaded: lsm/task_kill and lsm/task_alloc attached, state pinned in "
-                    "%s\n", pins::kDir);
+    LoadResult r = Guard::load(c.audit_only ? Mode::AuditOnly : Mode::Enforce, !c.audit_only);
+    if (r.outcome == LoadOutcome::AlreadyLoaded) {
+        std::printf("liveguard is already loaded (%s mode, pins in %s)\n", mode_name(r.mode), pins::kDir);
+    } else if (!r.fallback_reason.empty()) {
+        std::string cause = r.fallback_reason.substr(0, r.fallback_reason.find('\n'));
+        std::fprintf(stderr,
+                     "liveguard-bpf: WARNING: this kernel will not run BPF LSM programs, so NOTHING "
+                     "WILL BE REFUSED.\n"
+                     "  cause: %s\n"
+                     "  liveguard is loaded in AUDIT-ONLY mode instead: what test sessions try against\n"
+                     "  protected processes is reported (liveguard-bpf events), not blocked.\n"
+                     "  `liveguard-bpf doctor` says what the kernel needs for enforcement.\n",
+                     cause.c_str());
+        std::printf("liveguard loaded in audit-only mode, state pinned in %s\n", pins::kDir);
+    } else if (r.mode == Mode::AuditOnly) {
+        std::printf("liveguard loaded in audit-only mode (nothing is refused; attempts are reported), "
+                    "state pinned in %s\n", pins::kDir);
+    } else {
+        std::printf("liveguard loaded: enforcing (%zu programs attached), state pinned in %s\n",
+                    std::size(pins::kPrograms), pins::kDir);
+    }
     std::fflush(stdout);
     if (!policy) return 0;
     if (!policy->session_tags.empty()) {
@@ -274,6 +290,7 @@ int cmd_status(const CliCommand& c) {
                               .done();
         std::printf("%s\n", json::ObjectWriter()
                                 .boolean("loaded", true)
+                                .str("mode", mode_name(Guard::loaded_mode().value_or(Mode::Enforce)))
                                 .str("pin_dir", pins::kDir)
                                 .raw("protected", p)
                                 .raw("protected_cgroups", pc)
@@ -284,7 +301,10 @@ int cmd_status(const CliCommand& c) {
                                 .c_str());
         return 0;
     }
-    std::printf("liveguard: loaded (pins in %s)\n", pins::kDir);
+    Mode mode = Guard::loaded_mode().value_or(Mode::Enforce);
+    std::printf("liveguard: loaded, %s (pins in %s)\n",
+                mode == Mode::Enforce ? "enforcing" : "AUDIT-ONLY: nothing is refused, attempts are reported",
+                pins::kDir);
     std::printf("protected processes: %zu\n", procs.size());
     for (const auto& p : procs)
         std::printf("  %-8d %-16s %-6s since %s  %s%s\n", p.pid, p.comm.c_str(),

@@ -1,4 +1,7 @@
 #pragma once
+#include <optional>
+#include <string>
+#include <vector>
 // Lifecycle of the kernel side: load the skeleton, attach every LSM
 // program, pin links and maps under bpffs; and the reverse.
 #include <string>
@@ -7,6 +10,20 @@
 namespace liveguard {
 
 enum class LoadOutcome { Loaded, AlreadyLoaded };
+
+// Enforce: the LSM programs refuse. AuditOnly: tracepoints only report
+// what would have been refused (kernels that will not run BPF LSM programs).
+enum class Mode { Enforce, AuditOnly };
+
+const char* mode_name(Mode m);
+
+struct LoadResult {
+    LoadOutcome outcome = LoadOutcome::Loaded;
+    Mode mode = Mode::Enforce;
+    // Set when enforcement was asked for, the kernel refused it, and the
+    // guard fell back to audit-only: why.
+    std::string fallback_reason;
+};
 
 struct UnloadReport {
     bool was_loaded = false;
@@ -23,14 +40,17 @@ struct TrialResult {
 
 class Guard {
 public:
-    // True when every program's link is pinned.
+    // True when every program's link of either mode is pinned.
     static bool is_loaded();
+    static std::optional<Mode> loaded_mode();
 
     // Loads, attaches and pins. Maps already pinned (for example by an
     // earlier load interrupted before it attached) are reused so that no
     // protection recorded in them is lost. Anything this call created is
     // removed again if a later step fails.
-    static LoadOutcome load();
+    // With `fallback`, a kernel that refuses the LSM programs gets the
+    // audit-only mode instead of an error.
+    static LoadResult load(Mode mode = Mode::Enforce, bool fallback = false);
 
     // Removes every pin: links detach when their last reference goes.
     static UnloadReport unload();

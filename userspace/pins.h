@@ -28,7 +28,13 @@ inline constexpr const char* kMaps[] = {
     kSettings,      kProtectedPids,   kMembers,       kGuardedCgroups, kGuardedInodes,
     kExecWords,     "lg_exec_args",   "lg_scratch",   "lg_fowners"};
 
-// Programs whose links are pinned; one entry per hook.
+// Audit-only mode: tracepoints that report, for kernels that will not run
+// BPF LSM programs. The argv copies and fork/cgroup bookkeeping serve both.
+inline constexpr const char* kAuditPrograms[] = {
+    "lg_audit_signal", "lg_audit_exec", "lg_exec_argv", "lg_execveat_argv",
+    "lg_fork",         "lg_cgroup_attach"};
+
+// Enforcement: programs whose links are pinned; one entry per hook.
 inline constexpr const char* kPrograms[] = {
     "lg_task_kill",     "lg_task_alloc",    "lg_fork",          "lg_cgroup_attach",
     "lg_ptrace",        "lg_file_open",     "lg_set_fowner",

@@ -22,7 +22,11 @@
 /* Cgroup nesting levels walked when looking for a tagged ancestor. Deeper
  * sessions than this are refused by `tag` rather than silently ignored. */
 #define LG_MAX_CGROUP_LEVEL 32
-#define LG_RINGBUF_BYTES (256 * 1024)
+#define LG_RINGBUF_BYTES (1024 * 1024)
+/* Ancestors of the culprit an event records (nearest first), and the bytes
+ * of its command line (NUL-separated arguments, as in /proc/<pid>/cmdline). */
+#define LG_CHAIN_LEN 6
+#define LG_ARGS_LEN 192
 #define LG_MAX_SESSIONS 4096
 #define LG_MAX_PROTECTED_CGROUPS 4096
 #define LG_MAX_GUARDED_CGROUPS 16384
@@ -109,6 +113,7 @@ enum lg_counter {
  * process that reuses the PID carries no mark. */
 /* lg_protected.source of liveguard's own policy watcher. */
 #define LG_SOURCE_LIVEGUARD 0xffffffffu
+#define LG_SOURCE_UNKNOWN 0xfffffffeu
 
 struct lg_protected {
 	__u64 since_boot_ns; /* when protection was added, CLOCK_BOOTTIME */
@@ -131,6 +136,9 @@ struct lg_cgroup_protection {
 enum lg_setting {
 	LG_SETTING_PROTECTED_CGROUPS = 0,
 	LG_SETTING_SESSIONS = 1,
+	/* count = 1: loaded in audit-only mode (no LSM programs; tracepoints
+	 * report what enforcement would have refused). */
+	LG_SETTING_AUDIT_ONLY = 2,
 	LG_SETTING_COUNT,
 };
 
@@ -174,7 +182,14 @@ struct lg_session {
 	__u32 _pad;
 };
 
-/* One ring-buffer record per refusal. */
+struct lg_ancestor {
+	__u32 pid;
+	__u32 _pad;
+	char comm[LG_COMM_LEN];
+};
+
+/* One ring-buffer record per refusal (or, in audit-only mode, per act that
+ * enforcement would have refused). */
 struct lg_event {
 	__u64 boot_ns;           /* bpf_ktime_get_boot_ns() at the refusal */
 	__u64 session_cgroup_id; /* the tagged cgroup that made the sender a member */
@@ -190,6 +205,15 @@ struct lg_event {
 	/* The target's name; for file and exec doors, the file's name. */
 	char target_comm[LG_COMM_LEN];
 	__u64 object_id;         /* inode number or cgroup id the door guards, or 0 */
+	/* What protects the target: the policy's [[protect]] number (1-based),
+	 * 0 for the command line, LG_SOURCE_LIVEGUARD; LG_SOURCE_UNKNOWN for
+	 * doors whose target is not one process. */
+	__u32 target_source;
+	__u32 chain_len;         /* entries of chain[] filled */
+	__u32 args_len;          /* bytes of args[] filled */
+	__u32 _pad2;
+	struct lg_ancestor chain[LG_CHAIN_LEN];
+	char args[LG_ARGS_LEN];
 };
 
 LG_STATIC_ASSERT(sizeof(struct lg_protected) == 16, "lg_protected layout");
@@ -203,7 +227,10 @@ LG_STATIC_ASSERT(sizeof(struct lg_inode_key) == 16, "lg_inode_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_guarded_inode) == 8, "lg_guarded_inode layout");
 LG_STATIC_ASSERT(sizeof(struct lg_exec_args) == 8 + 8 * LG_EXEC_MAX_ARGS, "lg_exec_args layout");
 LG_STATIC_ASSERT(LG_EXEC_MAX_ARGS <= 32, "glob_mask has one bit per argument");
-LG_STATIC_ASSERT(sizeof(struct lg_event) == 88, "lg_event layout");
+LG_STATIC_ASSERT(sizeof(struct lg_ancestor) == 24, "lg_ancestor layout");
+LG_STATIC_ASSERT(sizeof(struct lg_event) == 104 + 24 * LG_CHAIN_LEN + LG_ARGS_LEN, "lg_event layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, target_source) == 88, "lg_event layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, chain) == 104, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, detail) == 44, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, object_id) == 80, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, session_cgroup_id) == 8, "lg_event layout");

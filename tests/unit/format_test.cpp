@@ -33,7 +33,7 @@ lg_event sample_event() {
 TEST(Abi, LayoutMatchesTheBpfSide) {
     // The header's static_asserts already hold at compile time; these keep
     // the numbers visible in the test report.
-    EXPECT_EQ(sizeof(lg_event), 88u);
+    EXPECT_EQ(sizeof(lg_event), 104u + 24u * LG_CHAIN_LEN + LG_ARGS_LEN);
     EXPECT_EQ(offsetof(lg_event, object_id), 80u);
     EXPECT_EQ(sizeof(lg_exec_args), 8u + 8u * LG_EXEC_MAX_ARGS);
     EXPECT_EQ(sizeof(lg_protected), 16u);
