@@ -68,6 +68,10 @@ ParseResult parse_cli(int argc, const char* const* argv) {
         "run", "Run CMD in a fresh tagged cgroup, wait, clean up, and exit with CMD's status "
                "(128+N when killed by signal N)");
     run->add_option("--user", cmd.run.user, "Run CMD as this user (name or uid), after joining");
+    run->add_option("--name", cmd.run.name, "A name for the session, shown in events and the summary");
+    run->add_flag("--fail-on-violation", cmd.run.fail_on_violation,
+                  "Exit 3 when anything was refused (or, audit-only, seen) in the session, even "
+                  "if CMD succeeded: CI turns a harmless-but-wrong test red");
     run->add_option("CMD", cmd.run.argv, "Command and arguments (put them after --)")->required();
     auto* status = app.add_subcommand("status", "Show whether the guard is loaded, protected "
                                                 "processes, sessions and refusal counters");
@@ -76,6 +80,10 @@ ParseResult parse_cli(int argc, const char* const* argv) {
                                                 "happen, until interrupted");
     events->add_flag("--json", cmd.json, "JSON lines");
     events->add_flag("--no-follow", cmd.no_follow, "Print the events already buffered, then exit");
+    events->add_option("--session", cmd.session, "Only events of this session: its --name or cgroup id");
+    events->add_option("--since", cmd.since,
+                       "Also print earlier events from the journal, from this time: "
+                       "2026-11-30T17:00:00Z, or 30s, 10m, 2h ago");
     auto* doctor = app.add_subcommand(
         "doctor", "Check every prerequisite of enforcement and say how to fix what is missing; "
                   "exits 1 when enforcement is impossible");

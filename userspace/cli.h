@@ -22,6 +22,8 @@ struct CliCommand {
     std::optional<std::string> config;  // load: policy file; check-config: the file
     bool foreground = false;            // load: run the watcher in this process
     bool audit_only = false;            // load: report, never refuse
+    std::optional<std::string> session; // events: only this session (name or cgroup id)
+    std::optional<std::string> since;   // events: from this time (ISO 8601 UTC, or 30s/10m/2h ago)
 };
 
 struct ParseResult {

@@ -11,7 +11,9 @@
 #include "counters.h"
 #include "doctor.h"
 #include "error.h"
+#include "event_collector.h"
 #include "event_format.h"
+#include "event_journal.h"
 #include "event_stream.h"
 #include "json.h"
 #include "libbpf_log.h"
@@ -363,38 +365,65 @@ int cmd_status(const CliCommand& c) {
     return 0;
 }
 
+// "--since" as the ISO 8601 form events carry, which orders as text.
+std::string since_as_iso(const std::string& since) {
+    if (since.size() >= 2 && std::isdigit(static_cast<unsigned char>(since[0])) &&
+        since.find('T') == std::string::npos) {
+        char unit = since.back();
+        std::uint64_t n = std::strtoull(since.c_str(), nullptr, 10);
+        std::uint64_t mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : 0;
+        if (mult && since.find_first_not_of("0123456789") == since.size() - 1) {
+            struct timespec ts {};
+            ::clock_gettime(CLOCK_REALTIME, &ts);
+            std::uint64_t now = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+            std::uint64_t back = n * mult * 1000000000ull;
+            return format_utc(back < now ? now - back : 0);
+        }
+    }
+    if (since.size() >= 20 && since[4] == '-' && since[10] == 'T' && since.back() == 'Z') return since;
+    throw Error("--since " + since + ": not a time",
+                "give an ISO 8601 UTC time (2026-11-30T17:00:00Z) or an age (30s, 10m, 2h, 1d)", 2);
+}
+
 int cmd_events(const CliCommand& c) {
     require_root("events");
+    std::optional<std::string> since;
+    if (c.since) since = since_as_iso(*c.since);
     PinnedMaps maps = PinnedMaps::open();
-    std::int64_t offset = boot_to_realtime_offset_ns();
-    bool json = c.json;
-    EventStream stream(
-        maps.events.get(), maps.counters.get(),
-        [&](const lg_event& e) {
-            std::string line = json ? format_event_json(e, offset) : format_event_text(e, offset);
-            std::fputs((line + "\n").c_str(), stdout);
-            std::fflush(stdout);
-        },
-        [&](std::uint64_t lost, std::uint64_t total) {
-            if (json)
-                std::printf("%s\n", json::ObjectWriter()
-                                        .str("lost", "ring buffer full")
-                                        .unum("count", lost)
-                                        .unum("total", total)
-                                        .done()
-                                        .c_str());
-            else
-                std::printf("liveguard: %llu events lost (ring buffer full; %llu in total)\n",
-                            static_cast<unsigned long long>(lost),
-                            static_cast<unsigned long long>(total));
-            std::fflush(stdout);
-        });
+    // Journal lines are the output: lines other consumers (a `run` ending)
+    // wrote are shown as well as the ones this one collects.
+    JournalReader reader(since.has_value());
+    EventCollector collector(maps);
+    bool colour = !c.json && ::isatty(STDOUT_FILENO);
+    auto show = [&] {
+        for (const auto& line : reader.read_new()) {
+            auto obj = json::parse_object(line);
+            if (!obj) continue;
+            bool lost = obj->count("lost") > 0;
+            if (!lost && since && (*obj)["time"] < *since) continue;
+            if (!lost && c.session && (*obj)["session_name"] != *c.session &&
+                (*obj)["session_cgroup_id"] != *c.session)
+                continue;
+            std::string out = c.json ? line : format_journal_text(*obj, colour);
+            std::fputs((out + "\n").c_str(), stdout);
+        }
+        std::fflush(stdout);
+    };
     struct sigaction sa {};
     sa.sa_handler = request_stop;
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
-    if (c.no_follow) g_stop.store(true);
-    stream.run(g_stop);
+    if (c.no_follow) {
+        collector.poll(0);
+        show();
+        return 0;
+    }
+    while (!g_stop.load()) {
+        collector.poll(200);
+        show();
+    }
+    collector.poll(0);
+    show();
     return 0;
 }
 

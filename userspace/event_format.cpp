@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <csignal>
+#include <vector>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -106,8 +107,9 @@ std::string format_event_text(const lg_event& e, std::int64_t offset) {
     return s;
 }
 
-std::string format_event_json(const lg_event& e, std::int64_t offset) {
-    return json::ObjectWriter()
+std::string format_event_json(const lg_event& e, std::int64_t offset, const EventDetails* d) {
+    json::ObjectWriter w;
+    w
         .str("time", format_utc(wall_ns(e, offset)))
         .str("verdict", verdict_name(e.verdict))
         .str("hook", hook_name(e.hook))
@@ -122,9 +124,63 @@ std::string format_event_json(const lg_event& e, std::int64_t offset) {
         .unum("object_id", e.object_id)
         .unum("detail", e.detail)
         .str("act", describe_act(e))
-        .unum("session_cgroup_id", e.session_cgroup_id)
-        .done();
+        .unum("session_cgroup_id", e.session_cgroup_id);
+    if (!d) return w.done();
+    std::string argv = "[", parents = "[";
+    for (const auto& a : d->argv) argv += (argv.size() > 1 ? "," : "") + json::quote(a);
+    for (const auto& p : d->parents)
+        parents += (parents.size() > 1 ? "," : "") +
+                   json::ObjectWriter().unum("pid", p.pid).str("comm", p.comm).done();
+    w.raw("session_name", d->session_name.empty() ? "null" : json::quote(d->session_name))
+        .raw("session_path", d->session_path.empty() ? "null" : json::quote(d->session_path))
+        .raw("exe", d->exe.empty() ? "null" : json::quote(d->exe))
+        .boolean("culprit_gone", d->culprit_gone)
+        .raw("argv", argv + "]")
+        .raw("target_protected_by", d->protected_by.empty() ? "null" : json::quote(d->protected_by))
+        .raw("test", d->test.empty() ? "null" : json::quote(d->test))
+        .raw("parents", parents + "]");
+    return w.done();
 }
+
+std::string format_journal_text(const std::map<std::string, std::string>& o, bool colour) {
+    auto get = [&](const char* k) {
+        auto it = o.find(k);
+        return it == o.end() || it->second == "null" ? std::string() : it->second;
+    };
+    if (o.count("lost"))
+        return "liveguard: " + get("count") + " events lost (ring buffer full; " + get("total") +
+               " in total)";
+    std::string verdict = get("verdict");
+    for (auto& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (colour) verdict = (verdict == "DENIED" ? "\033[1;31m" : "\033[1;33m") + verdict + "\033[0m";
+    std::string session = get("session_name");
+    session = session.empty() ? "session cgroup " + get("session_cgroup_id")
+                              : "session " + session;
+    std::string s = get("time") + " " + verdict + " " + get("hook") + ": " + get("comm") + "[" +
+                    get("pid") + "] " + get("act") + " (" + session + ")";
+    std::vector<std::string> more;
+    if (!get("test").empty()) more.push_back("test: " + get("test"));
+    if (!get("exe").empty()) more.push_back("exe: " + get("exe"));
+    else if (get("culprit_gone") == "true") more.push_back("exe: (process gone)");
+    // argv and parents are arrays; shown as their JSON, which is unambiguous.
+    if (!get("argv").empty() && get("argv") != "[]") more.push_back("argv: " + get("argv"));
+    if (!get("parents").empty() && get("parents") != "[]") {
+        std::string chain;
+        std::string p = get("parents");
+        std::size_t at = 0;
+        while ((at = p.find("{\"pid\":", at)) != std::string::npos) {
+            std::size_t end = p.find('}', at);
+            auto obj = json::parse_object(p.substr(at, end - at + 1));
+            if (obj) chain += (chain.empty() ? "" : " < ") + (*obj)["comm"] + "[" + (*obj)["pid"] + "]";
+            at = end;
+        }
+        more.push_back("parents: " + chain);
+    }
+    if (!get("target_protected_by").empty()) more.push_back("target protected by: " + get("target_protected_by"));
+    for (const auto& m : more) s += "\n    " + m;
+    return s;
+}
+
 
 std::int64_t boot_to_realtime_offset_ns() {
     struct timespec rt {}, bt {};

@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <string>
 
+#include <map>
+
+#include "event_details.h"
 #include "liveguard/abi.h"
 
 namespace liveguard {
@@ -23,7 +26,13 @@ std::string comm_string(const char (&comm)[LG_COMM_LEN]);
 
 // `boot_to_realtime_ns` converts the record's boot-clock time to wall time.
 std::string format_event_text(const lg_event& e, std::int64_t boot_to_realtime_ns);
-std::string format_event_json(const lg_event& e, std::int64_t boot_to_realtime_ns);
+// With `details`, also what userspace gathered (exe, test, parents, ...).
+std::string format_event_json(const lg_event& e, std::int64_t boot_to_realtime_ns,
+                              const EventDetails* details = nullptr);
+
+// A journal line (format_event_json's output, or a lost-events line) for
+// people: the event, then what is known of the culprit, indented.
+std::string format_journal_text(const std::map<std::string, std::string>& obj, bool colour);
 
 // Wall clock minus boot clock, now.
 std::int64_t boot_to_realtime_offset_ns();

@@ -38,6 +38,17 @@ void EventStream::check_lost() {
     }
 }
 
+void EventStream::set_lost_reported(std::uint64_t total) {
+    std::uint64_t now = read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST];
+    lost_seen_ = total <= now ? total : 0;
+}
+
+void EventStream::poll_once(int timeout_ms) {
+    int n = ring_buffer__poll(rb_, timeout_ms);
+    if (n < 0 && n != -EINTR) throw_errno("cannot read the event ring buffer", -n);
+    check_lost();
+}
+
 std::uint64_t EventStream::run(const std::atomic<bool>& stop) {
     while (!stop.load()) {
         int n = ring_buffer__poll(rb_, 200);

@@ -23,6 +23,11 @@ public:
 
     // Polls until `stop` becomes true; returns the number of events handled.
     std::uint64_t run(const std::atomic<bool>& stop);
+    // Waits up to `timeout_ms` for events and handles what arrived.
+    void poll_once(int timeout_ms);
+    // Losses up to `total` were reported already (by an earlier consumer);
+    // a total below it means the counters were reset by a new load.
+    void set_lost_reported(std::uint64_t total);
 
 private:
     static int on_sample(void* ctx, void* data, std::size_t size);

@@ -1,6 +1,8 @@
 #pragma once
 // The little JSON the CLI emits: flat objects and arrays written in order.
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -9,6 +11,11 @@ namespace liveguard::json {
 // A JSON string literal, quotes included, with control characters and
 // invalid UTF-8 bytes escaped so the output always parses.
 std::string quote(std::string_view s);
+
+// The top-level members of one JSON object, as written by ObjectWriter:
+// strings decoded, every other value (numbers, null, arrays, objects) as
+// its raw JSON text. Nothing when the text is not one object.
+std::optional<std::map<std::string, std::string>> parse_object(std::string_view text);
 
 // Appends `"key":` (with a comma first unless the object just opened).
 class ObjectWriter {

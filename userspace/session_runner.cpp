@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
+#include <fstream>
+#include <filesystem>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +19,10 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "event_collector.h"
+#include "event_details.h"
+#include "event_journal.h"
+#include "json.h"
 #include "fd.h"
 #include "loader.h"
 #include "pinned_maps.h"
@@ -96,6 +103,7 @@ public:
     SessionCgroup& operator=(const SessionCgroup&) = delete;
 
     const std::string& path() const { return path_; }
+    std::uint64_t id() const { return id_; }
 
 private:
     void kill_remaining() {
@@ -122,6 +130,91 @@ private:
     std::uint64_t id_ = 0;
 };
 
+// Loaded into pytest through PYTEST_PLUGINS: logs which test is running,
+// with CLOCK_BOOTTIME stamps that events carry too, so an event names the
+// test that was running when it happened. pytest's own PYTEST_CURRENT_TEST
+// is invisible from outside the pytest process.
+constexpr const char* kPytestPlugin = R"PY(# Written by liveguard-bpf run: tells liveguard which test is running.
+import os
+import time
+
+_dir = os.environ.get("LIVEGUARD_TEST_LOG_DIR")
+
+
+def _log(item, when):
+    if not _dir:
+        return
+    try:
+        with open(os.path.join(_dir, str(os.getpid())), "a") as f:
+            f.write("%d\t%s (%s)\n" % (time.clock_gettime_ns(time.CLOCK_BOOTTIME), item.nodeid, when))
+    except OSError:
+        pass
+
+
+def pytest_runtest_setup(item):
+    _log(item, "setup")
+
+
+def pytest_runtest_call(item):
+    _log(item, "call")
+
+
+def pytest_runtest_teardown(item):
+    _log(item, "teardown")
+)PY";
+
+constexpr const char* kPluginDir = "/run/liveguard/python";
+
+void prepend_env(const char* name, const std::string& value, char sep) {
+    const char* old = ::getenv(name);
+    std::string v = old && *old ? value + sep + old : value;
+    ::setenv(name, v.c_str(), 1);
+}
+
+// What the session's events say: a count per door and the first culprits.
+struct Summary {
+    std::size_t total = 0;
+    bool audited = false;
+    std::map<std::string, std::size_t> per_hook;
+    std::vector<std::string> culprits;
+};
+
+Summary summarise(const std::vector<std::string>& lines, std::uint64_t id) {
+    Summary s;
+    std::string want = std::to_string(id);
+    for (const auto& line : lines) {
+        auto o = json::parse_object(line);
+        if (!o || (*o)["session_cgroup_id"] != want) continue;
+        ++s.total;
+        s.audited |= (*o)["verdict"] == "audited";
+        ++s.per_hook[(*o)["hook"]];
+        if (s.culprits.size() < 5) {
+            std::string test = (*o)["test"];
+            s.culprits.push_back((*o)["comm"] + "[" + (*o)["pid"] + "] " + (*o)["act"] +
+                                 (test.empty() || test == "null" ? "" : "\n      in test " + test));
+        }
+    }
+    return s;
+}
+
+void print_summary(const Summary& s, const std::string& label) {
+    if (s.total == 0) {
+        std::fprintf(stderr, "liveguard: session %s: nothing was refused\n", label.c_str());
+        return;
+    }
+    std::string hooks;
+    for (const auto& [h, n] : s.per_hook) hooks += (hooks.empty() ? "" : ", ") + h + " " + std::to_string(n);
+    std::fprintf(stderr, "liveguard: session %s: %zu %s (%s)\n", label.c_str(), s.total,
+                 s.audited ? (s.total == 1 ? "act seen that enforcement would refuse (AUDIT-ONLY: not blocked)"
+                                           : "acts seen that enforcement would refuse (AUDIT-ONLY: not blocked)")
+                           : (s.total == 1 ? "act refused" : "acts refused"),
+                 hooks.c_str());
+    for (const auto& c : s.culprits) std::fprintf(stderr, "  - %s\n", c.c_str());
+    if (s.total > s.culprits.size())
+        std::fprintf(stderr, "  ... and %zu more: liveguard-bpf events --since 1h --session %s\n",
+                     s.total - s.culprits.size(), label.c_str());
+}
+
 volatile sig_atomic_t g_child = 0;
 
 void forward_signal(int sig) {
@@ -147,6 +240,19 @@ int run_session(const RunOptions& opts) {
     std::string mount = cgroup2_mount();
     SessionCgroup session(registry, mount, opts.parent.value_or(mount + "/liveguard"));
     std::string procs = session.path() + "/cgroup.procs";
+    std::string label = opts.name.value_or(std::to_string(session.id()));
+    // Events of this session are those journalled from now on.
+    JournalReader journal(false);
+    std::string test_log = std::string(kTestLogDir) + "/" + std::to_string(session.id());
+    {
+        std::error_code ec;
+        std::filesystem::create_directories(test_log, ec);
+        std::filesystem::create_directories(kPluginDir, ec);
+        // The test may run as another user (--user); the sticky bit keeps
+        // each process to its own log.
+        ::chmod(test_log.c_str(), 01777);
+        std::ofstream(std::string(kPluginDir) + "/liveguard_pytest.py", std::ios::trunc) << kPytestPlugin;
+    }
 
     std::vector<char*> argv;
     for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -168,6 +274,10 @@ int run_session(const RunOptions& opts) {
             (void)!::write(err_write.get(), msg, static_cast<std::size_t>(n));
             ::_exit(127);
         };
+        prepend_env("PYTHONPATH", kPluginDir, ':');
+        prepend_env("PYTEST_PLUGINS", "liveguard_pytest", ',');
+        ::setenv("LIVEGUARD_TEST_LOG_DIR", test_log.c_str(), 1);
+        ::setenv("LIVEGUARD_SESSION", label.c_str(), 1);
         // Join before anything else runs: nothing of CMD ever runs outside.
         int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0 || ::write(fd, "0", 1) != 1) fail("cannot join the session cgroup");
@@ -182,6 +292,7 @@ int run_session(const RunOptions& opts) {
     }
     err_write.reset();
     g_child = child;
+    write_session_info(session.id(), SessionInfo{label, session.path(), child});
     // Like system(): the terminal's ^C reaches the command directly; the
     // runner stays to clean up. Termination requests are passed on.
     struct sigaction ign {}, fwd {}, old_int {}, old_quit {}, old_term {}, old_hup {};
@@ -204,9 +315,23 @@ int run_session(const RunOptions& opts) {
     ::sigaction(SIGHUP, &old_hup, nullptr);
     if (n > 0) {
         msg[n] = '\0';
+        remove_session_info(session.id());
         throw Error(msg, "check the command and the user", 127);
     }
-    return shell_status(status);
+    int rc = shell_status(status);
+    // Every event of the session is in the ring buffer by now: collect
+    // them (another consumer may have journalled some already).
+    Summary s;
+    try {
+        EventCollector(maps).poll(0);
+        s = summarise(journal.read_new(), session.id());
+        print_summary(s, label);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "liveguard-bpf: warning: no summary: %s\n", e.what());
+    }
+    remove_session_info(session.id());
+    if (opts.fail_on_violation && s.total > 0 && rc == 0) return 3;
+    return rc;
 }
 
 }  // namespace liveguard

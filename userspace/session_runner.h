@@ -10,6 +10,8 @@ struct RunOptions {
     std::vector<std::string> argv;
     std::optional<std::string> user;    // drop to this user after joining
     std::optional<std::string> parent;  // cgroup under which the session is made
+    std::optional<std::string> name;    // shown in events and the summary
+    bool fail_on_violation = false;     // exit non-zero when anything was refused
 };
 
 // Runs the command and returns its exit status (128+N when killed by

@@ -56,3 +56,61 @@ TEST(GuardedInodes, KeyFollowsSymlinksAndUsesTheKernelsDevEncoding) {
     EXPECT_NE(a->ino, 0u);
     EXPECT_FALSE(inode_key("/nonexistent/liveguard").has_value());
 }
+
+#include "event_details.h"
+#include "event_format.h"
+#include "json.h"
+
+TEST(EventDetails, ArgsSplitAtNulAndKeepACutLastOne) {
+    std::string b("python3\0-m\0pytest\0tests/x", 25);
+    auto v = split_args(b);
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_EQ(v[2], "pytest");
+    EXPECT_EQ(v[3], "tests/x");
+    EXPECT_TRUE(split_args("").empty());
+}
+
+TEST(EventDetails, PytestIdFromEnvironmentAndPluginLog) {
+    std::string env("A=1\0PYTEST_CURRENT_TEST=t.py::test_a (call)\0B=2\0", 47);
+    EXPECT_EQ(pytest_test_from_environ(env), "t.py::test_a (call)");
+    EXPECT_EQ(pytest_test_from_environ(std::string("A=1\0", 4)), "");
+    std::string log = "100\tt.py::a (setup)\n200\tt.py::a (call)\n300\tt.py::b (setup)\n400\tt.py::b (ca";
+    EXPECT_EQ(test_at(log, 250), "t.py::a (call)");
+    EXPECT_EQ(test_at(log, 50), "");
+    EXPECT_EQ(test_at(log, 999), "t.py::b (setup)");  // the torn last line is not read
+}
+
+TEST(Json, ParseObjectReadsWhatTheWriterWrites) {
+    std::string line = json::ObjectWriter()
+                           .str("a", "x\"y\n\xc3\xa9")
+                           .num("n", -4)
+                           .raw("arr", "[{\"pid\":1},2]")
+                           .raw("z", "null")
+                           .done();
+    auto o = json::parse_object(line);
+    ASSERT_TRUE(o.has_value());
+    EXPECT_EQ((*o)["a"], "x\"y\n\xc3\xa9");
+    EXPECT_EQ((*o)["n"], "-4");
+    EXPECT_EQ((*o)["arr"], "[{\"pid\":1},2]");
+    EXPECT_EQ((*o)["z"], "null");
+    EXPECT_FALSE(json::parse_object("{\"a\":1").has_value());
+    EXPECT_FALSE(json::parse_object("[1]").has_value());
+    EXPECT_FALSE(json::parse_object("{\"a\":1} trailing").has_value());
+}
+
+TEST(EventFormat, JournalLineForPeopleShowsTheCulprit) {
+    auto o = json::parse_object(
+        "{\"time\":\"T\",\"verdict\":\"denied\",\"hook\":\"task_kill\",\"pid\":7,\"comm\":\"sh\","
+        "\"act\":\"sent SIGTERM to gw[9]\",\"session_cgroup_id\":5,\"session_name\":\"ci\","
+        "\"exe\":null,\"culprit_gone\":true,\"argv\":[\"sh\"],\"test\":\"t.py::x (call)\","
+        "\"parents\":[{\"pid\":6,\"comm\":\"python3\"}],\"target_protected_by\":\"pidfile \\\"/p\\\"\"}");
+    ASSERT_TRUE(o.has_value());
+    std::string text = format_journal_text(*o, false);
+    EXPECT_EQ(text,
+              "T DENIED task_kill: sh[7] sent SIGTERM to gw[9] (session ci)\n"
+              "    test: t.py::x (call)\n"
+              "    exe: (process gone)\n"
+              "    argv: [\"sh\"]\n"
+              "    parents: python3[6]\n"
+              "    target protected by: pidfile \"/p\"");
+}

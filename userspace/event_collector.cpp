@@ -1,0 +1,46 @@
+#include "event_collector.h"
+
+#include "event_details.h"
+#include "event_format.h"
+#include "event_journal.h"
+#include "event_stream.h"
+#include "json.h"
+#include "pinned_maps.h"
+#include "proc.h"
+
+#include <cstdlib>
+#include <fstream>
+#include "proc.h"
+
+namespace liveguard {
+namespace {
+constexpr const char* kLostReportedFile = "/run/liveguard/events.lost-reported";
+}
+
+EventCollector::EventCollector(const PinnedMaps& maps) {
+    std::int64_t offset = boot_to_realtime_offset_ns();
+    stream_ = std::make_unique<EventStream>(
+        maps.events.get(), maps.counters.get(),
+        [offset](const lg_event& e) {
+            EventDetails d = gather_details(e);
+            journal_append(format_event_json(e, offset, &d));
+        },
+        [](std::uint64_t lost, std::uint64_t total) {
+            journal_append(json::ObjectWriter()
+                               .str("lost", "ring buffer full")
+                               .unum("count", lost)
+                               .unum("total", total)
+                               .done());
+            std::ofstream(kLostReportedFile, std::ios::trunc) << total << "\n";
+        });
+    // Losses are journalled once, by whichever consumer sees them first.
+    std::uint64_t reported = 0;
+    if (auto t = read_small_file(kLostReportedFile, 64)) reported = std::strtoull(t->c_str(), nullptr, 10);
+    stream_->set_lost_reported(reported);
+}
+
+EventCollector::~EventCollector() = default;
+
+void EventCollector::poll(int timeout_ms) { stream_->poll_once(timeout_ms); }
+
+}  // namespace liveguard

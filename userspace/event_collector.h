@@ -1,0 +1,26 @@
+#pragma once
+// Moves events from the kernel's ring buffer into the journal, with the
+// details only userspace can read gathered at once (while the culprit may
+// still be alive). Losses the kernel counted become journal lines too.
+#include <memory>
+
+namespace liveguard {
+
+struct PinnedMaps;
+class EventStream;
+
+class EventCollector {
+public:
+    explicit EventCollector(const PinnedMaps& maps);
+    ~EventCollector();
+    EventCollector(const EventCollector&) = delete;
+    EventCollector& operator=(const EventCollector&) = delete;
+
+    // Waits up to `timeout_ms` for events; journals what arrived.
+    void poll(int timeout_ms);
+
+private:
+    std::unique_ptr<EventStream> stream_;
+};
+
+}  // namespace liveguard
