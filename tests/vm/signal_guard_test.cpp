@@ -242,7 +242,7 @@ TEST_F(Guard, EachRefusalIsExactlyOneEvent) {
         EXPECT_NE(e.find("\"pid\":" + std::to_string(senders[i]) + ","), std::string::npos) << e;
         EXPECT_NE(e.find("\"target_comm\":\"lg-gateway\""), std::string::npos) << e;
         EXPECT_NE(e.find(std::string("\"signal\":\"") + names[i] + "\""), std::string::npos) << e;
-        EXPECT_NE(e.find("\"session_cgroup_id\":" + std::to_string(s.id()) + "}"),
+        EXPECT_NE(e.find("\"session_cgroup_id\":" + std::to_string(s.id()) + ","),
                   std::string::npos)
             << e;
         EXPECT_NE(e.find("\"time\":\"20"), std::string::npos) << e;
