@@ -758,6 +758,16 @@ static __always_inline int capture_argv(__u64 argv)
 	if (bpf_map_update_elem(&lg_exec_args, &c.tid, &empty, BPF_ANY))
 		return 0;
 	bpf_loop(LG_EXEC_MAX_ARGS, capture_arg, &c, 0);
+	/* More arguments than were copied: the decision fails closed. */
+	__u64 more = 0;
+
+	if (!bpf_probe_read_user(&more, sizeof(more), (void *)(argv + LG_EXEC_MAX_ARGS * sizeof(__u64))) &&
+	    more) {
+		struct lg_exec_args *a = bpf_map_lookup_elem(&lg_exec_args, &c.tid);
+
+		if (a && a->argc == LG_EXEC_MAX_ARGS)
+			a->argc = LG_EXEC_MAX_ARGS + 1;
+	}
 	return 0;
 }
 
@@ -797,14 +807,17 @@ static __always_inline bool exec_touches_protected(__u32 kind, __u32 tid)
 			words |= *w;
 	}
 	bool globs = a->glob_mask & ~1u;
+	/* Arguments past the copied ones could name anything. */
+	bool unseen = argc > LG_EXEC_MAX_ARGS;
 
 	if (kind == LG_INODE_SYSTEMCTL)
-		refuse = (words & LG_WORD_MUTATING_VERB) &&
-			 ((words & LG_WORD_PROTECTED_UNIT) || globs);
+		refuse = (words & LG_WORD_GLOBAL_VERB) ||
+			 ((words & LG_WORD_MUTATING_VERB) &&
+			  ((words & LG_WORD_PROTECTED_UNIT) || globs || unseen));
 	else if (kind == LG_INODE_S6_SVC)
-		refuse = words & LG_WORD_S6_SERVICE;
+		refuse = (words & LG_WORD_S6_SERVICE) || unseen;
 	else
-		refuse = words & LG_WORD_S6_SCANDIR;
+		refuse = (words & LG_WORD_S6_SCANDIR) || unseen;
 	bpf_map_delete_elem(&lg_exec_args, &tid);
 	return refuse;
 }

@@ -27,9 +27,18 @@ const std::vector<std::string>& mutating_systemctl_verbs() {
         "reload",    "reset-failed",  "enable",         "disable",
         "mask",      "unmask",        "daemon-reload",  "try-restart",
         "reload-or-restart", "try-reload-or-restart", "reload-or-try-restart",
-        "condrestart", "force-reload", "reenable",      "isolate",
-        "clean",     "freeze",        "thaw",           "set-property",
-        "edit",      "revert",        "preset",         "link",
+        "condrestart", "condreload",  "condstop",       "force-reload",
+        "reenable",  "clean",         "freeze",         "thaw",
+        "set-property", "edit",       "revert",         "preset",
+        "link",      "preset-all",    "bind",           "mount-image",
+    };
+    return kVerbs;
+}
+
+const std::vector<std::string>& global_systemctl_verbs() {
+    static const std::vector<std::string> kVerbs = {
+        "isolate", "poweroff", "reboot", "halt",  "kexec",       "rescue",
+        "emergency", "default", "exit",  "switch-root", "soft-reboot",
     };
     return kVerbs;
 }

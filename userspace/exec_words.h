@@ -15,6 +15,9 @@ std::uint64_t fnv1a(std::string_view s);
 // systemctl verbs that start, stop, signal or reconfigure units.
 const std::vector<std::string>& mutating_systemctl_verbs();
 
+// systemctl verbs that stop or restart every unit, whatever they name.
+const std::vector<std::string>& global_systemctl_verbs();
+
 // How a command line can name a unit: "name" and "name.service".
 std::vector<std::string> unit_words(const std::string& unit);
 

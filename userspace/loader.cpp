@@ -131,6 +131,7 @@ void guard_defaults(struct liveguard_bpf* skel, Mode mode) {
         if (auto key = inode_key(b.path)) inodes.add(*key, b.kind, 0);
     ExecWords words(bpf_map__fd(skel->maps.lg_exec_words));
     for (const auto& v : mutating_systemctl_verbs()) words.add(v, LG_WORD_MUTATING_VERB);
+    for (const auto& v : global_systemctl_verbs()) words.add(v, LG_WORD_GLOBAL_VERB);
 }
 
 void remove_pins(const std::vector<std::string>& paths) {

@@ -72,6 +72,9 @@ enum lg_word_flags {
 	LG_WORD_PROTECTED_UNIT = 1u << 1, /* a protected unit's name */
 	LG_WORD_S6_SERVICE = 1u << 2,    /* a protected s6 service directory */
 	LG_WORD_S6_SCANDIR = 1u << 3,    /* the scan directory holding one */
+	/* systemctl verbs that stop or restart every unit (isolate, poweroff,
+	 * exit, ...): refused whatever units they name. */
+	LG_WORD_GLOBAL_VERB = 1u << 4,
 };
 
 /* FNV-1a, 64-bit: the exec guard compares arguments by this hash, which
@@ -170,7 +173,9 @@ struct lg_guarded_inode {
 /* The arguments of a member's last execve, as hashes, copied at syscall
  * entry (the new argv is out of BPF's reach once the exec is checked). */
 struct lg_exec_args {
-	__u32 argc;     /* arguments copied, argv[0] included */
+	/* arguments copied, argv[0] included; LG_EXEC_MAX_ARGS + 1 when there
+	 * were more than were copied */
+	__u32 argc;
 	__u32 glob_mask; /* bit i: argument i holds a glob character */
 	__u64 hash[LG_EXEC_MAX_ARGS];
 };
