@@ -34,7 +34,7 @@ DOORS = {
     "service_socket": ["lg_unix_connect"],
     "bpf": ["lg_bpf", "lg_bpf_map", "lg_bpf_prog"],
     "pins": ["lg_inode_unlink", "lg_inode_rmdir", "lg_inode_rename", "lg_inode_create",
-             "lg_sb_umount"],
+             "lg_sb_umount", "lg_sb_mount", "lg_move_mount"],
 }
 
 _DEFAULTS = {
@@ -457,9 +457,12 @@ def _pty_spawn(argv, cwd):
     chunks = []
 
     def reader(fd):
+        # What this returns goes to our stdout (captured by pytest); an
+        # empty return would mean EOF to pty.spawn, which would then close
+        # the master and hang up the child before it exits.
         data = os.read(fd, 4096)
         chunks.append(data)
-        return b""  # nothing to our own stdout
+        return data
 
     me = os.getpid()
     old_cwd = os.getcwd()
@@ -605,6 +608,14 @@ def pidfd_getfd(pid, targetfd):
 
 def umount2(path, flags=0):
     return _check(libc.umount2(path.encode(), ctypes.c_int(flags)))
+
+
+MS_BIND = 4096
+
+
+def mount(source, target, fstype, flags=0):
+    return _check(libc.mount(source.encode(), target.encode(),
+                             fstype.encode() if fstype else None, ctypes.c_ulong(flags), None))
 
 
 def links():

@@ -171,24 +171,43 @@ def test_pass_own_oom_score_adj():
         f.write(old)
 
 
-def test_pass_own_sub_cgroup():
-    """A member's own sub-cgroup inside its session: writable, processes
-    movable into it (they stay in the session)."""
+@pytest.fixture
+def own_sub_cgroup():
     sess = D.session_cgroup()
     assert sess
     sub = os.path.join(sess, f"doors-sub-{os.getpid()}")
     os.mkdir(sub)
+    try:
+        yield sub
+    finally:
+        def empty():
+            with open(os.path.join(sub, "cgroup.procs")) as f:
+                return not f.read().strip()
+        D.wait_until(empty, 5)
+        os.rmdir(sub)
+
+
+def test_pass_own_sub_cgroup_files(own_sub_cgroup):
+    """A sub-cgroup the member made inside its session holds no protected
+    process: its files are the member's to write."""
+    with open(os.path.join(own_sub_cgroup, "cgroup.freeze"), "w") as f:
+        f.write("0")
+    with open(os.path.join(own_sub_cgroup, "cgroup.max.descendants"), "w") as f:
+        f.write("max")
+
+
+@door["cgroup_file"]
+def test_move_even_inside_own_session_is_refused(own_sub_cgroup):
+    """Members move no process at all, not even within their own session:
+    the kernel names no process at the open of cgroup.procs, and a move
+    into the session could take a protected process out of its protected
+    cgroup (README: Side doors)."""
     p = own_child()
     try:
-        with open(os.path.join(sub, "cgroup.procs"), "w") as f:
-            f.write(str(p.pid))
-        assert D.cgroup_of(p.pid) == sub
-        with open(os.path.join(sub, "cgroup.freeze"), "w") as f:
-            f.write("0")
+        assert open_refused(os.path.join(own_sub_cgroup, "cgroup.procs"), os.O_WRONLY)
+        assert D.cgroup_of(p.pid) != own_sub_cgroup
     finally:
         reap(p)
-        D.wait_until(lambda: not open(os.path.join(sub, "cgroup.procs")).read().strip(), 5)
-        os.rmdir(sub)
 
 
 def test_pass_ptrace_own_child():
@@ -426,6 +445,7 @@ UNLISTED_VERBS = [
     ["set-property", "hermes-gateway", "MemoryMax=1"],
     ["reenable", "hermes-gateway"],
     ["clean", "--what=all", "hermes-gateway"],
+    ["isolate", "hermes-gateway"],
 ]
 
 
@@ -966,6 +986,22 @@ def test_pins_unlink_map():
     with pytest.raises(PermissionError):
         os.unlink(path)
     assert os.path.exists(path)
+
+
+@door["pins"]
+@pytest.mark.parametrize("how", ["tmpfs over the pin directory", "bind mount over bpffs"])
+def test_pins_mount_over(tmp_path, how):
+    target = PIN_DIR if how.startswith("tmpfs") else CFG["bpffs"]
+    try:
+        if how.startswith("tmpfs"):
+            D.mount("none", target, "tmpfs")
+        else:
+            D.mount(str(tmp_path), target, None, D.MS_BIND)
+    except PermissionError:
+        assert os.path.exists(os.path.join(PIN_DIR, "link_lg_task_kill"))
+        return
+    D.umount2(target)
+    pytest.fail(f"mounted over {target}")
 
 
 @door["pins"]
