@@ -715,17 +715,25 @@ static long capture_arg(__u32 i, struct capture_ctx *c)
 	if (i >= LG_EXEC_MAX_ARGS)
 		return 1;
 	__u64 arg = 0;
-
-	if (bpf_probe_read_user(&arg, sizeof(arg), (void *)(c->argv + i * sizeof(__u64))) || !arg)
-		return 1;
 	__u32 zero = 0;
 	struct lg_arg_buf *buf = bpf_map_lookup_elem(&lg_scratch, &zero);
 	struct lg_exec_args *a = bpf_map_lookup_elem(&lg_exec_args, &c->tid);
 
 	if (!buf || !a)
 		return 1;
-	if (bpf_probe_read_user_str(buf->c, sizeof(buf->c), (void *)arg) < 1)
+	/* An argument that cannot be read here (its page not present just
+	 * now) might be the one that matters: mark the copy incomplete, and
+	 * the decision fails closed. */
+	if (bpf_probe_read_user(&arg, sizeof(arg), (void *)(c->argv + i * sizeof(__u64)))) {
+		a->argc = LG_EXEC_MAX_ARGS + 1;
 		return 1;
+	}
+	if (!arg)
+		return 1;
+	if (bpf_probe_read_user_str(buf->c, sizeof(buf->c), (void *)arg) < 1) {
+		a->argc = LG_EXEC_MAX_ARGS + 1;
+		return 1;
+	}
 	__u64 h = LG_FNV_OFFSET;
 	bool glob = false;
 
@@ -765,6 +773,7 @@ static __always_inline int capture_argv(__u64 argv)
 	    more) {
 		struct lg_exec_args *a = bpf_map_lookup_elem(&lg_exec_args, &c.tid);
 
+		/* Only past a full copy: a shorter argv ends at its NULL. */
 		if (a && a->argc == LG_EXEC_MAX_ARGS)
 			a->argc = LG_EXEC_MAX_ARGS + 1;
 	}
