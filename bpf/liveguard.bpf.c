@@ -747,9 +747,10 @@ static long capture_arg(__u32 i, struct capture_ctx *c)
 		if (ch == '*' || ch == '?' || ch == '[')
 			glob = true;
 	}
-	a->hash[i] = h;
+	/* The mask restates i < LG_EXEC_MAX_ARGS where the verifier sees it. */
+	a->hash[i & (LG_EXEC_MAX_ARGS - 1)] = h;
 	if (glob)
-		a->glob_mask |= 1u << i;
+		a->glob_mask |= 1u << (i & (LG_EXEC_MAX_ARGS - 1));
 	a->argc = i + 1;
 	return 0;
 }

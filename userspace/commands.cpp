@@ -215,7 +215,7 @@ int cmd_status(const CliCommand& c) {
             std::printf("liveguard: not loaded (load it with: sudo liveguard-bpf load)\n");
         return 0;
     }
-    PinnedMaps maps = PinnedMaps::open();
+    PinnedMaps maps = PinnedMaps::open(/*read_only=*/true);
     const std::int64_t boot_offset = boot_to_realtime_offset_ns();
     auto procs = ProtectedSet(maps.protected_tasks.get()).list();
     auto sessions = SessionRegistry(maps.sessions.get(), maps.settings.get()).list();

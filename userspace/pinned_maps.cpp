@@ -11,9 +11,10 @@
 namespace liveguard {
 namespace {
 
-UniqueFd open_map(const char* name) {
+UniqueFd open_map(const char* name, bool read_only) {
     std::string path = pins::map(name);
-    int fd = bpf_obj_get(path.c_str());
+    LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = read_only ? BPF_F_RDONLY : 0u);
+    int fd = bpf_obj_get_opts(path.c_str(), &opts);
     if (fd < 0) {
         int e = errno;
         if (e == ENOENT)
@@ -30,19 +31,19 @@ UniqueFd open_map(const char* name) {
 
 }  // namespace
 
-PinnedMaps PinnedMaps::open() {
+PinnedMaps PinnedMaps::open(bool read_only) {
     require_bpffs();
     PinnedMaps m;
-    m.protected_tasks = open_map(pins::kProtected);
-    m.sessions = open_map(pins::kSessions);
-    m.events = open_map(pins::kEvents);
-    m.counters = open_map(pins::kCounters);
-    m.protected_cgroups = open_map(pins::kProtectedCgroups);
-    m.settings = open_map(pins::kSettings);
-    m.protected_pids = open_map(pins::kProtectedPids);
-    m.guarded_cgroups = open_map(pins::kGuardedCgroups);
-    m.guarded_inodes = open_map(pins::kGuardedInodes);
-    m.exec_words = open_map(pins::kExecWords);
+    m.protected_tasks = open_map(pins::kProtected, read_only);
+    m.sessions = open_map(pins::kSessions, read_only);
+    m.events = open_map(pins::kEvents, read_only);
+    m.counters = open_map(pins::kCounters, read_only);
+    m.protected_cgroups = open_map(pins::kProtectedCgroups, read_only);
+    m.settings = open_map(pins::kSettings, read_only);
+    m.protected_pids = open_map(pins::kProtectedPids, read_only);
+    m.guarded_cgroups = open_map(pins::kGuardedCgroups, read_only);
+    m.guarded_inodes = open_map(pins::kGuardedInodes, read_only);
+    m.exec_words = open_map(pins::kExecWords, read_only);
     return m;
 }
 

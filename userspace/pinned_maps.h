@@ -18,7 +18,9 @@ struct PinnedMaps {
     UniqueFd exec_words;
 
     // Throws "not loaded" with the fix when the pins are missing.
-    static PinnedMaps open();
+    // `read_only`: fds that can only read (what `status` needs), which a
+    // test session may also get.
+    static PinnedMaps open(bool read_only = false);
 };
 
 }  // namespace liveguard

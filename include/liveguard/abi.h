@@ -232,6 +232,7 @@ LG_STATIC_ASSERT(sizeof(struct lg_inode_key) == 16, "lg_inode_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_guarded_inode) == 8, "lg_guarded_inode layout");
 LG_STATIC_ASSERT(sizeof(struct lg_exec_args) == 8 + 8 * LG_EXEC_MAX_ARGS, "lg_exec_args layout");
 LG_STATIC_ASSERT(LG_EXEC_MAX_ARGS <= 32, "glob_mask has one bit per argument");
+LG_STATIC_ASSERT((LG_EXEC_MAX_ARGS & (LG_EXEC_MAX_ARGS - 1)) == 0, "the BPF side masks indexes with LG_EXEC_MAX_ARGS - 1");
 LG_STATIC_ASSERT(sizeof(struct lg_ancestor) == 24, "lg_ancestor layout");
 LG_STATIC_ASSERT(sizeof(struct lg_event) == 104 + 24 * LG_CHAIN_LEN + LG_ARGS_LEN, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, target_source) == 88, "lg_event layout");
