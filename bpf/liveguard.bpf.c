@@ -518,6 +518,49 @@ int BPF_PROG(lg_ptrace, struct task_struct *child, unsigned int mode, int ret)
 	return -EPERM;
 }
 
+/* ---- limits: a CPU-time limit kills (SIGKILL at the hard limit, with no
+ * kill check); priority, scheduler class and I/O priority can starve. */
+static __always_inline int limit_change(struct task_struct *p, __u32 what)
+{
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (!target_protected(p))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_task(LG_HOOK_LIMITS, session, p, 0, what);
+	return -EPERM;
+}
+
+SEC("lsm/task_setrlimit")
+int BPF_PROG(lg_setrlimit, struct task_struct *p, unsigned int resource, struct rlimit *new_rlim,
+	     int ret)
+{
+	/* A process may lower its own limits; only another's are guarded. */
+	if (ret || p->group_leader == bpf_get_current_task_btf()->group_leader)
+		return ret;
+	return limit_change(p, 1);
+}
+
+SEC("lsm/task_setnice")
+int BPF_PROG(lg_setnice, struct task_struct *p, int nice, int ret)
+{
+	return ret ? ret : limit_change(p, 2);
+}
+
+SEC("lsm/task_setscheduler")
+int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
+{
+	return ret ? ret : limit_change(p, 3);
+}
+
+SEC("lsm/task_setioprio")
+int BPF_PROG(lg_setioprio, struct task_struct *p, int ioprio, int ret)
+{
+	return ret ? ret : limit_change(p, 4);
+}
+
 /* ---- files opened for writing: control FIFOs, cgroup files, /proc files */
 
 static __always_inline bool name_is(struct dentry *d, const char *want, int len)
@@ -566,6 +609,11 @@ static __always_inline int proc_file_open(struct file *file, __u64 session)
 {
 	struct dentry *d = file->f_path.dentry;
 
+	/* SysRq e/i/f signal or OOM-kill processes without any kill check. */
+	if (name_is(d, "sysrq-trigger", 13)) {
+		report_object(LG_HOOK_PROC_FILE, session, d, 0, 0, 0);
+		return -EPERM;
+	}
 	if (!name_is(d, "oom_score_adj", 13) && !name_is(d, "oom_adj", 7))
 		return 0;
 	struct inode *inode = file->f_inode;

@@ -38,6 +38,7 @@ const char* hook_name(std::uint32_t hook) {
         case LG_HOOK_SERVICE_SOCKET: return "service_socket";
         case LG_HOOK_BPF: return "bpf";
         case LG_HOOK_PINS: return "pins";
+        case LG_HOOK_LIMITS: return "limits";
         default: return "unknown";
     }
 }
@@ -87,12 +88,19 @@ std::string describe_act(const lg_event& e) {
         case LG_HOOK_CONTROL_FIFO: return "opened supervisor control FIFO (inode " + obj + ") for writing";
         case LG_HOOK_CGROUP_FILE: return "opened " + name + " of cgroup " + obj + " for writing";
         case LG_HOOK_PROC_FILE:
+            if (!e.target_pid) return "opened /proc/" + name + " for writing";
             return "opened /proc/" + std::to_string(e.target_pid) + "/" + name + " for writing";
         case LG_HOOK_SERVICE_SOCKET: return "connected to service manager socket " + name;
         case LG_HOOK_BPF:
             return e.object_id ? "asked for liveguard's BPF object " + obj
                                : "used bpf() command " + std::to_string(e.detail) + " on links";
         case LG_HOOK_PINS: return "changed liveguard's bpffs pins (" + name + ")";
+        case LG_HOOK_LIMITS: {
+            static const char* what[] = {"a limit", "a resource limit", "the priority",
+                                         "the scheduling policy", "the I/O priority"};
+            return std::string("tried to change ") + what[e.detail < 5 ? e.detail : 0] + " of " +
+                   target_string(e);
+        }
         default: return "did something refused";
     }
 }

@@ -41,6 +41,7 @@ inline constexpr const char* kPrograms[] = {
     "lg_sigio",         "lg_unix_connect",  "lg_exec_argv",     "lg_execveat_argv",
     "lg_bprm_check",    "lg_bpf_map",       "lg_bpf_prog",      "lg_bpf",
     "lg_inode_unlink",  "lg_inode_rmdir",   "lg_inode_create",  "lg_inode_rename",
-    "lg_sb_umount",     "lg_sb_mount",      "lg_move_mount"};
+    "lg_sb_umount",     "lg_sb_mount",      "lg_move_mount",    "lg_setrlimit",
+    "lg_setnice",       "lg_setscheduler",  "lg_setioprio"};
 
 }  // namespace liveguard::pins

@@ -51,6 +51,7 @@ enum lg_hook {
 	LG_HOOK_SERVICE_SOCKET = 7, /* connect() to a service manager's socket */
 	LG_HOOK_BPF = 8,            /* bpf() on liveguard's maps, programs or links */
 	LG_HOOK_PINS = 9,           /* liveguard's bpffs pins changed, or bpffs unmounted */
+	LG_HOOK_LIMITS = 10,        /* prlimit, nice, scheduler, I/O priority of a protected process */
 	LG_HOOK_COUNT,
 };
 

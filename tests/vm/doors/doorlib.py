@@ -35,6 +35,7 @@ DOORS = {
     "bpf": ["lg_bpf", "lg_bpf_map", "lg_bpf_prog"],
     "pins": ["lg_inode_unlink", "lg_inode_rmdir", "lg_inode_rename", "lg_inode_create",
              "lg_sb_umount", "lg_sb_mount", "lg_move_mount"],
+    "limits": ["lg_setrlimit", "lg_setnice", "lg_setscheduler", "lg_setioprio"],
 }
 
 _DEFAULTS = {

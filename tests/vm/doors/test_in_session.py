@@ -686,6 +686,61 @@ def test_proc_file_open(gateway, rel):
 
 
 @door["proc_file"]
+def test_proc_sysrq_trigger():
+    """SysRq e/i signal every process with no kill check; opening the
+    trigger for writing is refused (nothing is written either way)."""
+    assert open_refused("/proc/sysrq-trigger", os.O_WRONLY), "/proc/sysrq-trigger opened for writing"
+
+
+# =============================================================================
+# limits: a CPU-time limit kills (SIGKILL at the hard limit); priority,
+# scheduling policy and I/O priority can starve.
+# =============================================================================
+
+@door["limits"]
+def test_limits_prlimit_cpu(gateway):
+    import resource
+    with pytest.raises(PermissionError):
+        resource.prlimit(gateway.pid, resource.RLIMIT_CPU, (1, 1))
+    assert_kept(gateway)
+
+
+@door["limits"]
+def test_limits_setpriority(gateway):
+    with pytest.raises(PermissionError):
+        os.setpriority(os.PRIO_PROCESS, gateway.pid, 19)
+    assert os.getpriority(os.PRIO_PROCESS, gateway.pid) != 19
+    assert_kept(gateway)
+
+
+@door["limits"]
+def test_limits_sched_idle(gateway):
+    with pytest.raises(PermissionError):
+        os.sched_setscheduler(gateway.pid, os.SCHED_IDLE, os.sched_param(0))
+    assert_kept(gateway)
+
+
+@door["limits"]
+def test_limits_ioprio_idle(gateway):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    IOPRIO_WHO_PROCESS, IOPRIO_CLASS_IDLE = 1, 3
+    rc = libc.syscall(251, IOPRIO_WHO_PROCESS, gateway.pid, IOPRIO_CLASS_IDLE << 13)  # ioprio_set
+    assert rc == -1 and ctypes.get_errno() == errno.EPERM, f"ioprio_set returned {rc}"
+    assert_kept(gateway)
+
+
+def test_pass_limits_own_child():
+    import resource
+    p = own_child()
+    try:
+        resource.prlimit(p.pid, resource.RLIMIT_NOFILE, (64, 64))
+        os.setpriority(os.PRIO_PROCESS, p.pid, 10)
+    finally:
+        reap(p)
+
+
+@door["proc_file"]
 @door["ptrace"]
 def test_proc_mem_write(gateway):
     path = f"/proc/{gateway.pid}/mem"

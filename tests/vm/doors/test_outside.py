@@ -77,6 +77,15 @@ def test_outside_proc_mem_of_protected_process():
         os.close(fd)
 
 
+def test_outside_limits_of_protected_process():
+    import resource
+    with disposable() as (p, _):
+        resource.prlimit(p.pid, resource.RLIMIT_NOFILE, (64, 64))
+        os.setpriority(os.PRIO_PROCESS, p.pid, 19)
+        os.sched_setscheduler(p.pid, os.SCHED_IDLE, os.sched_param(0))
+        assert os.getpriority(os.PRIO_PROCESS, p.pid) == 19
+
+
 def test_outside_cgroup_kill_of_protected_cgroup():
     cg = os.path.join(CFG["cgroup_mount"], f"doors-outside-{os.getpid()}")
     os.mkdir(cg)
