@@ -880,6 +880,25 @@ static __always_inline bool exec_touches_protected(__u32 kind, __u32 tid)
 	return refuse;
 }
 
+/* The kind of service-control binary a member's exec runs, when its
+ * arguments act on a protected service; 0 otherwise. `session` receives
+ * the member's session. Shared by the enforcing hook and the audit
+ * tracepoint, which differ only in when they run. */
+static __always_inline __u32 service_control_exec(struct linux_binprm *bprm, __u32 tid,
+						  __u64 *session)
+{
+	struct lg_guarded_inode *g = guarded_inode(bprm->file->f_inode);
+
+	if (!g || g->kind < LG_INODE_SYSTEMCTL || g->kind > LG_INODE_S6_SVSCANCTL)
+		return 0;
+	__u32 kind = g->kind;
+
+	*session = member_session();
+	if (!*session || !exec_touches_protected(kind, tid))
+		return 0;
+	return kind;
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
 {
@@ -887,22 +906,13 @@ int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
 		return ret;
 	if (!any(LG_SETTING_SESSIONS))
 		return 0;
-	struct file *file = bprm->file;
-	struct inode *inode = file->f_inode;
-	struct lg_guarded_inode *g = guarded_inode(inode);
+	__u64 session;
+	__u32 kind = service_control_exec(bprm, (__u32)bpf_get_current_pid_tgid(), &session);
 
-	if (!g || g->kind < LG_INODE_SYSTEMCTL || g->kind > LG_INODE_S6_SVSCANCTL)
+	if (!kind)
 		return 0;
-	__u32 kind = g->kind;
-	__u64 session = member_session();
-
-	if (!session)
-		return 0;
-	bool refuse = exec_touches_protected(kind, (__u32)bpf_get_current_pid_tgid());
-
-	if (!refuse)
-		return 0;
-	report_object(LG_HOOK_EXEC, session, file->f_path.dentry, inode->i_ino, kind, 0);
+	report_object(LG_HOOK_EXEC, session, bprm->file->f_path.dentry, bprm->file->f_inode->i_ino,
+		      kind, 0);
 	return -EPERM;
 }
 
@@ -1097,21 +1107,13 @@ int BPF_PROG(lg_audit_exec, struct task_struct *p, pid_t old_pid, struct linux_b
 {
 	if (!any(LG_SETTING_AUDIT_ONLY) || !any(LG_SETTING_SESSIONS))
 		return 0;
-	struct file *file = bprm->file;
-	struct inode *inode = file->f_inode;
-	struct lg_guarded_inode *g = guarded_inode(inode);
-
-	if (!g || g->kind < LG_INODE_SYSTEMCTL || g->kind > LG_INODE_S6_SVSCANCTL)
-		return 0;
-	__u32 kind = g->kind;
-	__u64 session = member_session();
-
-	if (!session)
-		return 0;
+	__u64 session;
 	/* The argv was copied under the thread id the exec started with. */
-	if (!exec_touches_protected(kind, (__u32)old_pid))
+	__u32 kind = service_control_exec(bprm, (__u32)old_pid, &session);
+
+	if (!kind)
 		return 0;
-	report_object_v(LG_VERDICT_AUDITED, LG_HOOK_EXEC, session, file->f_path.dentry,
-			inode->i_ino, kind, 0);
+	report_object_v(LG_VERDICT_AUDITED, LG_HOOK_EXEC, session, bprm->file->f_path.dentry,
+			bprm->file->f_inode->i_ino, kind, 0);
 	return 0;
 }
