@@ -17,7 +17,7 @@ GTEST_LIBS := -lgtest -lpthread
 
 # Debian packages the build, the tests and the VM need.
 DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev \
-        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest sudo psmisc iproute2 procps
+        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout sudo psmisc iproute2 procps
 
 USERSPACE_SRCS := $(filter-out userspace/main.cpp,$(wildcard userspace/*.cpp))
 USERSPACE_OBJS := $(patsubst userspace/%.cpp,$(BUILD)/obj/%.o,$(USERSPACE_SRCS))
