@@ -17,7 +17,8 @@ GTEST_LIBS := -lgtest -lpthread
 
 # Debian packages the build, the tests and the VM need.
 DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev \
-        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout sudo psmisc iproute2 procps
+        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout sudo psmisc iproute2 procps \
+        libclang-rt-14-dev
 
 USERSPACE_SRCS := $(filter-out userspace/main.cpp,$(wildcard userspace/*.cpp))
 USERSPACE_OBJS := $(patsubst userspace/%.cpp,$(BUILD)/obj/%.o,$(USERSPACE_SRCS))
@@ -27,7 +28,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
-.PHONY: all deps test unit-test vm-test demo bench clean
+.PHONY: all deps test unit-test vm-test demo bench fuzz clean
 all: $(BUILD)/liveguard-bpf
 
 # Installs missing Debian packages (as root; apt-get update first).
@@ -81,9 +82,19 @@ $(BUILD)/vm_tests: $(VM_OBJS) $(USERSPACE_OBJS)
 $(BUILD)/bench_restart_gap: tests/bench/restart_gap.cpp $(USERSPACE_OBJS) $(HEADERS)
 	$(CXX) $(CXXFLAGS) tests/bench/restart_gap.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
 
+$(BUILD)/bench_syscall_cost: tests/bench/syscall_cost.cpp $(USERSPACE_OBJS) $(HEADERS)
+	$(CXX) $(CXXFLAGS) tests/bench/syscall_cost.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
+
+# Static and freestanding: the execve rows measure the exec path alone.
+$(BUILD)/bench_exec_chain: tests/bench/exec_chain.c
+	$(CLANG) -O2 -static -nostdlib -fno-stack-protector -fno-builtin -o $@ $<
+
+BENCH_BINS := $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap $(BUILD)/bench_syscall_cost $(BUILD)/bench_exec_chain
+
 # Benchmarks run in the VM, every cost measured side by side in one run.
-bench: $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap
-	vmtest/run tests/bench/run
+# BENCH_ARGS=--json for JSON; --rounds N, --scale F, --flood N.
+bench: $(BENCH_BINS)
+	vmtest/run tests/bench/run $(BENCH_ARGS)
 
 unit-test: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests
@@ -99,6 +110,57 @@ test: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests
 demo: $(BUILD)/liveguard-bpf
 	vmtest/run tests/demo/run
 
+# Fuzzing: a libFuzzer target (tests/fuzz/) for every parser of outside
+# input, built with clang's sanitizers in $(BUILD)/fuzz, apart from the
+# normal build. Each target runs FUZZ_SECONDS on a fresh copy of its
+# committed seeds; a crashing input is kept in $(BUILD)/fuzz/crashes-NAME/
+# (across runs) and fails the run, as does an input taking over 10 s (a
+# hang). FUZZ_TARGETS=policy runs one.
+FUZZ_SECONDS  ?= 60
+FUZZ_CXX      ?= clang++
+FUZZ_CXXFLAGS := -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+                 -Iinclude -Iuserspace
+FUZZ_TARGETS  ?= pidfile s6_status policy mountinfo proc_stat json test_id
+FUZZ_HEADERS  := $(wildcard include/liveguard/*.h userspace/*.h)
+
+# The sources each target needs, and no more.
+$(BUILD)/fuzz/pidfile_fuzz: $(BUILD)/fuzz/obj/pidfile.o
+$(BUILD)/fuzz/s6_status_fuzz: $(BUILD)/fuzz/obj/s6_status.o
+$(BUILD)/fuzz/policy_fuzz: $(BUILD)/fuzz/obj/policy.o
+$(BUILD)/fuzz/mountinfo_fuzz: $(addprefix $(BUILD)/fuzz/obj/,cgroup.o proc.o error.o)
+$(BUILD)/fuzz/proc_stat_fuzz: $(BUILD)/fuzz/obj/proc.o
+$(BUILD)/fuzz/json_fuzz: $(addprefix $(BUILD)/fuzz/obj/,json.o event_format.o)
+$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,event_details.o cgroup.o proc.o json.o error.o)
+
+$(BUILD)/fuzz/obj/%.o: userspace/%.cpp $(FUZZ_HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/%_fuzz: tests/fuzz/%_fuzz.cpp $(FUZZ_HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) $< $(filter %.o,$^) -o $@
+
+# One summary line per target: executions, edge coverage (cov), features
+# (ft) and crashing inputs, from libFuzzer's final report.
+fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
+	@failed=; \
+	for t in $(FUZZ_TARGETS); do \
+	  corpus=$(BUILD)/fuzz/corpus-$$t; crashes=$(BUILD)/fuzz/crashes-$$t; log=$(BUILD)/fuzz/$$t.log; \
+	  rm -rf $$corpus; mkdir -p $$corpus $$crashes; cp tests/fuzz/corpus/$$t/* $$corpus/; \
+	  echo "fuzz $$t: $(FUZZ_SECONDS) s, log in $$log"; \
+	  $(BUILD)/fuzz/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+	    -artifact_prefix=$$crashes/ $$corpus >$$log 2>&1; rc=$$?; \
+	  n=$$(grep -cE 'Test unit written to .*/(crash|leak|timeout|oom)-' $$log); \
+	  awk -v t=$$t -v n=$$n ' \
+	    /^#[0-9]+/ && / cov: / { runs = substr($$1, 2); \
+	      for (i = 2; i < NF; i++) { if ($$i == "cov:") cov = $$(i + 1); if ($$i == "ft:") ft = $$(i + 1) } } \
+	    /^stat::number_of_executed_units:/ { runs = $$2 } \
+	    END { printf "fuzz %s: %s runs, cov %s, ft %s, %d %s\n", t, runs, cov, ft, n, n == 1 ? "crash" : "crashes" }' $$log; \
+	  if [ $$rc != 0 ] || [ $$n != 0 ]; then failed="$$failed $$t"; grep -E 'runtime error|Assertion .* failed|==ERROR|Test unit written' $$log | head -5; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(BUILD)/fuzz/crashes-NAME/)" >&2; exit 1; fi
+
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests \
-	       $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(BUILD)/.deps-ok
+	       $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(BUILD)/.deps-ok \
+	       $(BUILD)/fuzz

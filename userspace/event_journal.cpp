@@ -28,20 +28,16 @@ void journal_append(const std::string& line) {
         throw_errno(std::string("cannot append to ") + kJournalFile, errno);
 }
 
-JournalReader::JournalReader(bool from_start) {
+JournalReader::JournalReader(bool from_start)
+    : fd_(::open(kJournalFile, O_RDONLY | O_CLOEXEC)) {
     struct stat st {};
-    if (!from_start && ::stat(kJournalFile, &st) == 0) offset_ = st.st_size;
+    if (!from_start && fd_ && ::fstat(fd_.get(), &st) == 0) offset_ = st.st_size;
 }
 
-std::vector<std::string> JournalReader::read_new() {
-    std::vector<std::string> lines;
-    UniqueFd fd(::open(kJournalFile, O_RDONLY | O_CLOEXEC));
-    if (!fd) return lines;
-    struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && st.st_size < offset_) offset_ = 0;  // rotated
+void JournalReader::drain(std::vector<std::string>& lines) {
     char buf[65536];
     for (;;) {
-        ssize_t n = ::pread(fd.get(), buf, sizeof buf, offset_);
+        ssize_t n = ::pread(fd_.get(), buf, sizeof buf, offset_);
         if (n <= 0) break;
         offset_ += n;
         partial_.append(buf, static_cast<std::size_t>(n));
@@ -52,6 +48,23 @@ std::vector<std::string> JournalReader::read_new() {
         start = nl + 1;
     }
     partial_.erase(0, start);
+}
+
+std::vector<std::string> JournalReader::read_new() {
+    std::vector<std::string> lines;
+    if (fd_) drain(lines);
+    // Rotated (or created) since: the file now at the journal's path is
+    // another one; what was held is finished, so read the new one from 0.
+    struct stat now {}, held {};
+    if (::stat(kJournalFile, &now) != 0) return lines;
+    if (fd_ && ::fstat(fd_.get(), &held) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+        return lines;
+    UniqueFd next(::open(kJournalFile, O_RDONLY | O_CLOEXEC));
+    if (!next) return lines;
+    fd_ = std::move(next);
+    offset_ = 0;
+    partial_.clear();
+    drain(lines);
     return lines;
 }
 

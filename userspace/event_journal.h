@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "fd.h"
+
 namespace liveguard {
 
 inline constexpr const char* kJournalFile = "/run/liveguard/events.jsonl";
@@ -20,10 +22,14 @@ class JournalReader {
 public:
     // From the journal's start, or from its current end.
     explicit JournalReader(bool from_start);
-    // Complete lines appended since the last call.
+    // Complete lines appended since the last call. A rotation between
+    // calls loses nothing: the rotated file is read to its end first.
     std::vector<std::string> read_new();
 
 private:
+    void drain(std::vector<std::string>& lines);
+
+    UniqueFd fd_;  // the file being read, which a rotation renames away
     off_t offset_ = 0;
     std::string partial_;
 };

@@ -13,7 +13,7 @@ namespace {
 
 UniqueFd open_map(const char* name, bool read_only) {
     std::string path = pins::map(name);
-    LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = read_only ? BPF_F_RDONLY : 0u);
+    LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = read_only ? static_cast<__u32>(BPF_F_RDONLY) : 0u);
     int fd = bpf_obj_get_opts(path.c_str(), &opts);
     if (fd < 0) {
         int e = errno;

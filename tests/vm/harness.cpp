@@ -86,8 +86,10 @@ CmdResult run_cmd(const std::vector<std::string>& argv) {
     return r;
 }
 
+std::string lg_binary() { return self_dir() + "/liveguard-bpf"; }
+
 CmdResult lg(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{self_dir() + "/liveguard-bpf"};
+    std::vector<std::string> argv{lg_binary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_cmd(argv);
 }

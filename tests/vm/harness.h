@@ -18,6 +18,8 @@ struct CmdResult {
     std::string err;
 };
 
+// build/liveguard-bpf, next to the test binary.
+std::string lg_binary();
 // Runs build/liveguard-bpf with `args`.
 CmdResult lg(const std::vector<std::string>& args);
 // Runs any command.

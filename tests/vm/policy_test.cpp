@@ -132,25 +132,31 @@ TEST_F(PolicyGuard, ProcessesStartedInAUnitCgroupAreProtectedAtOnce) {
 
 namespace {
 
-// A real s6 tree: s6-svscan on a scan directory with one slot whose run
-// script writes a Hermes PID file and becomes the stand-in gateway.
+// A real s6 tree: s6-svscan on a scan directory with one slot per gateway
+// profile (gateway-default, gateway-p1, ...), whose run script writes the
+// profile's Hermes PID file and becomes the stand-in gateway.
 class S6Tree {
 public:
-    explicit S6Tree(const std::string& root) : scan_(root + "/service"), slot_(scan_ + "/gateway-default") {
-        fs::create_directories(slot_);
-        // The run script becomes the gateway (exec keeps the PID and start
-        // time) after writing its PID file with O_EXCL, as Hermes does.
-        std::string pf = root + "/home/gateway.pid";
-        write_text(slot_ + "/run",
-                   "#!/bin/sh\n"
-                   "set -- $(cat /proc/$$/stat)\n"
-                   "rm -f " + pf + "\n"
-                   "set -C\n"
-                   "echo \"{\\\"pid\\\": $$, \\\"kind\\\": \\\"hermes-gateway\\\", "
-                   "\\\"start_time\\\": ${22}}\" > " + pf + "\n"
-                   "exec sleep 3600\n");
-        ::chmod((slot_ + "/run").c_str(), 0755);
-        fs::create_directories(root + "/home");
+    S6Tree(const std::string& root, int profiles) : scan_(root + "/service") {
+        for (int i = 0; i < profiles; ++i) {
+            std::string slot = scan_ + (i == 0 ? "/gateway-default" : "/gateway-p" + std::to_string(i));
+            std::string home = i == 0 ? root + "/home" : root + "/home/profiles/p" + std::to_string(i);
+            fs::create_directories(slot);
+            fs::create_directories(home);
+            pidfiles_.push_back(home + "/gateway.pid");
+            // The run script becomes the gateway (exec keeps the PID and
+            // start time) after writing its PID file with O_EXCL, as Hermes does.
+            write_text(slot + "/run",
+                       "#!/bin/sh\n"
+                       "set -- $(cat /proc/$$/stat)\n"
+                       "rm -f " + pidfiles_.back() + "\n"
+                       "set -C\n"
+                       "echo \"{\\\"pid\\\": $$, \\\"kind\\\": \\\"hermes-gateway\\\", "
+                       "\\\"start_time\\\": ${22}}\" > " + pidfiles_.back() + "\n"
+                       "exec sleep 3600\n");
+            ::chmod((slot + "/run").c_str(), 0755);
+            slots_.push_back(slot);
+        }
         pid_ = ::fork();
         if (pid_ == 0) {
             ::setsid();
@@ -171,34 +177,43 @@ public:
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
     }
-    const std::string& slot() const { return slot_; }
+    int profiles() const { return static_cast<int>(slots_.size()); }
+    const std::string& slot(int i) const { return slots_[i]; }
+    const std::string& pidfile(int i) const { return pidfiles_[i]; }
     const std::string& scan() const { return scan_; }
 
     // The supervised PID, from s6's own status file.
-    std::optional<pid_t> pid() const {
-        auto bytes = read_file(slot_ + "/supervise/status");
+    std::optional<pid_t> pid(int i) const {
+        auto bytes = read_file(slots_[i] + "/supervise/status");
         if (!bytes) return std::nullopt;
         auto st = liveguard::parse_s6_status(*bytes);
         return st ? st->pid : std::nullopt;
     }
 
 private:
-    std::string scan_, slot_;
+    std::string scan_;
+    std::vector<std::string> slots_, pidfiles_;
     pid_t pid_;
 };
 
 }  // namespace
 
-TEST_F(PolicyGuard, S6RestartsLeaveNoWindowForARacingKiller) {
-    S6Tree tree(kRoot);
-    ASSERT_TRUE(wait_until([&] { return tree.pid().has_value(); }, 20000)) << "s6 did not start";
+TEST_F(PolicyGuard, AThousandS6RestartsLeaveNoWindowForARacingKiller) {
+    // Five gateway profiles restarted 200 times each, side by side: s6
+    // spaces a service's restarts a second apart, so one profile alone
+    // would take a quarter of an hour under emulation.
+    constexpr int kProfiles = 5, kRestartsEach = 200;
+    S6Tree tree(kRoot, kProfiles);
+    for (int i = 0; i < kProfiles; ++i)
+        ASSERT_TRUE(wait_until([&] { return tree.pid(i).has_value(); }, 20000)) << "s6 did not start " << tree.slot(i);
     // s6 alone: restarts must be covered by the kernel's inheritance, not
     // by the watcher catching up with the PID file.
     load_policy("[[protect]]\ns6 = \"" + tree.scan() + "/gateway-*\"\n");
-    ASSERT_TRUE(wait_until([&] { return listed_protected(*tree.pid()); }));
+    for (int i = 0; i < kProfiles; ++i)
+        ASSERT_TRUE(wait_until([&] { return listed_protected(*tree.pid(i)); })) << tree.slot(i);
 
     // The killer: a session member that keeps killing whatever s6's status
-    // file or the PID file names, and counts every kill that got through.
+    // files or the PID files name, and counts every kill that got through.
     Session s;
     std::string stop_file = kRoot + "/stop-killer";
     std::string killed_file = kRoot + "/killer-got-through";
@@ -210,12 +225,14 @@ TEST_F(PolicyGuard, S6RestartsLeaveNoWindowForARacingKiller) {
         long attempts = 0, succeeded = 0;
         while (::access(stop_file.c_str(), F_OK) != 0) {
             std::vector<pid_t> pids;
-            if (auto p = tree.pid()) pids.push_back(*p);
-            // Only a complete record: a torn read of "1234" as "12" would
-            // name some unrelated process.
-            if (auto pf = read_file(kRoot + "/home/gateway.pid"); pf && !pf->empty() && pf->back() == '}') {
-                auto at = pf->find("\"pid\": ");
-                if (at != std::string::npos) pids.push_back(std::atoi(pf->c_str() + at + 7));
+            for (int i = 0; i < kProfiles; ++i) {
+                if (auto p = tree.pid(i)) pids.push_back(*p);
+                // Only a complete record: a torn read of "1234" as "12"
+                // would name some unrelated process.
+                if (auto pf = read_file(tree.pidfile(i)); pf && !pf->empty() && pf->back() == '}') {
+                    auto at = pf->find("\"pid\": ");
+                    if (at != std::string::npos) pids.push_back(std::atoi(pf->c_str() + at + 7));
+                }
             }
             for (pid_t p : pids) {
                 if (p <= 1) continue;
@@ -229,39 +246,53 @@ TEST_F(PolicyGuard, S6RestartsLeaveNoWindowForARacingKiller) {
     }
     ::close(counts[1]);
 
-    // 200 restarts from outside the session: s6-svc -t, a kill by the
-    // test itself, and a crash (the gateway ending on its own signal).
-    int restarts = 0;
-    for (int i = 0; i < 200; ++i) {
-        if (::access(killed_file.c_str(), F_OK) == 0) break;  // already failed: stop early
-        // Down only if something killed it (the killer, if it got through)
-        // or s6 is between runs: wait for it, the counts below decide.
-        if (!tree.pid()) wait_until([&] { return tree.pid().has_value(); }, 20000);
-        auto before = tree.pid();
-        if (!before) {
-            ADD_FAILURE() << "gateway stayed down before restart " << i << "\n"
-                          << run_cmd({"s6-svstat", tree.slot()}).out
-                          << run_cmd({"ps", "-eo", "pid,ppid,stat,wchan:20,args"}).out
-                          << lg({"status"}).out << read_file("/run/liveguard/watcher.log").value_or("");
-            break;
+    // Per profile, restarts from outside the session: s6-svc -t, a kill by
+    // the test itself, and a crash (the gateway ending on its own signal).
+    std::vector<int> restarts(kProfiles, 0);
+    std::vector<std::string> failures(kProfiles);
+    auto drive = [&](int p) {
+        for (int i = 0; i < kRestartsEach; ++i) {
+            if (::access(killed_file.c_str(), F_OK) == 0) return;  // already failed: stop early
+            // Down only if something killed it (the killer, if it got
+            // through) or s6 is between runs: wait, the counts decide.
+            // The PID that was seen up: a second read could already see it
+            // gone again, after a crash the test caused or a kill that got
+            // through (which the killer's count reports).
+            std::optional<pid_t> before;
+            wait_until([&] { return (before = tree.pid(p)).has_value(); }, 20000);
+            if (!before) {
+                failures[p] = "gateway stayed down before restart " + std::to_string(i) + "\n" +
+                              run_cmd({"s6-svstat", tree.slot(p)}).out;
+                return;
+            }
+            switch (i % 3) {
+                case 0: run_cmd({"s6-svc", "-t", tree.slot(p)}); break;
+                case 1: ::kill(*before, SIGKILL); break;
+                case 2: ::kill(*before, SIGSEGV); break;
+            }
+            if (!wait_until([&] { auto now = tree.pid(p); return now && now != before; }, 20000)) {
+                failures[p] = "no restart after " + std::to_string(i);
+                return;
+            }
+            ++restarts[p];
         }
-        switch (i % 3) {
-            case 0: run_cmd({"s6-svc", "-t", tree.slot()}); break;
-            case 1: ::kill(*before, SIGKILL); break;
-            case 2: ::kill(*before, SIGSEGV); break;
-        }
-        if (!wait_until([&] { auto p = tree.pid(); return p && p != before; }, 20000)) {
-            ADD_FAILURE() << "no restart after " << i;
-            break;
-        }
-        ++restarts;
-    }
+    };
+    std::vector<std::thread> drivers;
+    for (int p = 0; p < kProfiles; ++p) drivers.emplace_back(drive, p);
+    for (auto& d : drivers) d.join();
     write_text(stop_file, "");
     long result[2] = {0, 0};
     ASSERT_EQ(::read(counts[0], result, sizeof result), (ssize_t)sizeof result);
     ::waitpid(killer, nullptr, 0);
-    EXPECT_EQ(restarts, 200);
-    EXPECT_GT(result[0], 200) << "the killer should have raced every restart";
+    int total = 0;
+    for (int p = 0; p < kProfiles; ++p) {
+        EXPECT_EQ(failures[p], "") << tree.slot(p) << "\n"
+                                   << run_cmd({"ps", "-eo", "pid,ppid,stat,wchan:20,args"}).out
+                                   << lg({"status"}).out;
+        total += restarts[p];
+    }
+    EXPECT_EQ(total, kProfiles * kRestartsEach);
+    EXPECT_GT(result[0], total) << "the killer should have raced every restart";
     EXPECT_EQ(result[1], 0) << "kills that got through out of " << result[0];
 }
 

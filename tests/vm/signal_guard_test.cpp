@@ -254,7 +254,7 @@ TEST_F(Guard, StatusCountsEveryRefusal) {
     // control run, which must fail here for the right reason.
     auto count = [] {
         auto maps = liveguard::PinnedMaps::open();
-        return static_cast<long>(liveguard::read_counters(maps.counters.get())[LG_COUNTER_DENIED + LG_HOOK_TASK_KILL]);
+        return static_cast<long>(liveguard::read_counters(maps.counters.get())[LG_COUNTER_DENIED + static_cast<int>(LG_HOOK_TASK_KILL)]);
     };
     long before = count();
     Target t;
