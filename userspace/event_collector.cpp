@@ -9,6 +9,7 @@
 #include "proc.h"
 
 #include <cstdlib>
+#include <memory>
 #include <fstream>
 #include "proc.h"
 
@@ -19,10 +20,11 @@ constexpr const char* kLostReportedFile = "/run/liveguard/events.lost-reported";
 
 EventCollector::EventCollector(const PinnedMaps& maps) {
     std::int64_t offset = boot_to_realtime_offset_ns();
+    auto cache = std::make_shared<DetailsCache>();
     stream_ = std::make_unique<EventStream>(
         maps.events.get(), maps.counters.get(),
-        [offset](const lg_event& e) {
-            EventDetails d = gather_details(e);
+        [offset, cache](const lg_event& e) {
+            EventDetails d = gather_details(e, cache.get());
             journal_append(format_event_json(e, offset, &d));
         },
         [](std::uint64_t lost, std::uint64_t total) {

@@ -88,7 +88,35 @@ std::string test_at(std::string_view log, std::uint64_t boot_ns) {
     return found;
 }
 
-EventDetails gather_details(const lg_event& e) {
+const std::string& DetailsCache::cgroup_mount() {
+    if (!mount_read_) {
+        mount_read_ = true;
+        try {
+            mount_ = cgroup2_mount();
+        } catch (const std::exception&) {
+        }
+    }
+    return mount_;
+}
+
+std::string DetailsCache::session_path(std::uint64_t id) {
+    if (auto it = paths_.find(id); it != paths_.end()) return it->second;
+    if (cgroup_mount().empty()) return "";
+    auto p = cgroup_path_of_id(mount_, id);
+    if (!p) return "";  // gone, or not yet visible: ask again next time
+    if (paths_.size() > 4096) paths_.clear();
+    return paths_[id] = *p;
+}
+
+std::optional<SessionInfo> DetailsCache::session_info(std::uint64_t id) {
+    if (auto it = infos_.find(id); it != infos_.end()) return it->second;
+    auto info = read_session_info(id);
+    if (!info) return std::nullopt;
+    if (infos_.size() > 4096) infos_.clear();
+    return infos_[id] = *info;
+}
+
+EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
     EventDetails d;
     d.argv = split_args(std::string_view(e.args, std::min<std::size_t>(e.args_len, LG_ARGS_LEN)));
     char buf[PATH_MAX];
@@ -100,18 +128,14 @@ EventDetails gather_details(const lg_event& e) {
     if (n > 0 && same) d.exe.assign(buf, static_cast<std::size_t>(n));
     else d.culprit_gone = true;
 
-    auto info = read_session_info(e.session_cgroup_id);
+    DetailsCache fresh;
+    DetailsCache& c = cache ? *cache : fresh;
+    auto info = c.session_info(e.session_cgroup_id);
     if (info) {
         d.session_name = info->name;
         d.session_path = info->path;
     } else {
-        std::string mount;
-        try {
-            mount = cgroup2_mount();
-        } catch (const std::exception&) {
-        }
-        if (!mount.empty())
-            if (auto p = cgroup_path_of_id(mount, e.session_cgroup_id)) d.session_path = *p;
+        d.session_path = c.session_path(e.session_cgroup_id);
     }
     // Up to the session's root (the command `run` started); none when the
     // culprit is that root.
