@@ -829,6 +829,24 @@ static __always_inline int capture_argv(__u64 argv)
 	return 0;
 }
 
+/* Enforcement copies argv on entry to the x86-64 syscall wrappers, which
+ * take the user's registers. The syscall tracepoints would do too, but
+ * enabling any of them sends every syscall of every process on the machine
+ * through the tracing slow path; fentry costs only execve. */
+SEC("fentry/__x64_sys_execve")
+int BPF_PROG(lg_exec_argv_entry, const struct pt_regs *regs)
+{
+	return capture_argv(BPF_CORE_READ(regs, si));
+}
+
+SEC("fentry/__x64_sys_execveat")
+int BPF_PROG(lg_execveat_argv_entry, const struct pt_regs *regs)
+{
+	return capture_argv(BPF_CORE_READ(regs, dx));
+}
+
+/* Audit-only mode keeps the tracepoints: it serves kernels that refuse the
+ * trampolines LSM programs need, and fentry uses the same trampolines. */
 SEC("tp/syscalls/sys_enter_execve")
 int lg_exec_argv(struct trace_event_raw_sys_enter *ctx)
 {

@@ -38,7 +38,7 @@ inline constexpr const char* kAuditPrograms[] = {
 inline constexpr const char* kPrograms[] = {
     "lg_task_kill",     "lg_task_alloc",    "lg_fork",          "lg_cgroup_attach",
     "lg_ptrace",        "lg_file_open",     "lg_set_fowner",
-    "lg_sigio",         "lg_unix_connect",  "lg_exec_argv",     "lg_execveat_argv",
+    "lg_sigio",         "lg_unix_connect",  "lg_exec_argv_entry", "lg_execveat_argv_entry",
     "lg_bprm_check",    "lg_bpf_map",       "lg_bpf_prog",      "lg_bpf",
     "lg_inode_unlink",  "lg_inode_rmdir",   "lg_inode_create",  "lg_inode_rename",
     "lg_sb_umount",     "lg_sb_mount",      "lg_move_mount",    "lg_setrlimit",

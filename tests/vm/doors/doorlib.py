@@ -25,7 +25,7 @@ REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 # Door name -> the BPF programs whose pinned links implement it.
 DOORS = {
     "task_kill": ["lg_task_kill"],
-    "exec": ["lg_bprm_check", "lg_exec_argv", "lg_execveat_argv"],
+    "exec": ["lg_bprm_check", "lg_exec_argv_entry", "lg_execveat_argv_entry"],
     "control_fifo": ["lg_file_open"],
     "cgroup_file": ["lg_file_open"],
     "proc_file": ["lg_file_open"],
