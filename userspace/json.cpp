@@ -113,13 +113,20 @@ std::optional<std::string> read_string(Cursor& c) {
     return std::nullopt;
 }
 
-// Skips one value of any kind; false when it is malformed.
-bool skip_value(Cursor& c) {
+// Deeper than anything the writers nest (parents: an array of objects).
+// Each level is a stack frame: a corrupt journal line of 100 000 '['
+// overflowed the stack.
+constexpr int kMaxDepth = 64;
+
+// Skips one value of any kind; false when it is malformed or nests deeper
+// than kMaxDepth.
+bool skip_value(Cursor& c, int depth = 0) {
     c.ws();
     if (c.i >= c.s.size()) return false;
     char ch = c.s[c.i];
     if (ch == '"') return read_string(c).has_value();
     if (ch == '{' || ch == '[') {
+        if (depth >= kMaxDepth) return false;
         char close = ch == '{' ? '}' : ']';
         ++c.i;
         if (c.eat(close)) return true;
@@ -127,7 +134,7 @@ bool skip_value(Cursor& c) {
             if (close == '}') {
                 if (!read_string(c) || !c.eat(':')) return false;
             }
-            if (!skip_value(c)) return false;
+            if (!skip_value(c, depth + 1)) return false;
             if (c.eat(close)) return true;
             if (!c.eat(',')) return false;
         }

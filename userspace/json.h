@@ -14,7 +14,8 @@ std::string quote(std::string_view s);
 
 // The top-level members of one JSON object, as written by ObjectWriter:
 // strings decoded, every other value (numbers, null, arrays, objects) as
-// its raw JSON text. Nothing when the text is not one object.
+// its raw JSON text. Nothing when the text is not one object, or when a
+// value nests more than 64 arrays and objects deep.
 std::optional<std::map<std::string, std::string>> parse_object(std::string_view text);
 
 // Appends `"key":` (with a comma first unless the object just opened).

@@ -53,13 +53,35 @@ std::optional<std::uint64_t> json_uint(std::string_view obj, std::string_view ke
     return std::nullopt;
 }
 
+// Whether the object that s[0] opens is closed somewhere in s (brackets
+// counted outside strings). A prefix of a record being written never is.
+bool object_closes(std::string_view s) {
+    int depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') in_string = true;
+        else if (c == '{' || c == '[') ++depth;
+        else if ((c == '}' || c == ']') && --depth == 0) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 PidFileParse parse_pid_file(std::string_view content) {
     std::string_view s = trim(content);
     if (s.empty()) return PidFileProblem::Empty;
     if (s.front() == '{') {
-        if (s.back() != '}') return PidFileProblem::Incomplete;
+        // A read cut short may still end in '}' (of an argv entry such as
+        // "{\"pid\": 9}", or a nested object): read as a record it would
+        // lose the start_time that follows, and with it the PID-reuse check.
+        if (s.back() != '}' || !object_closes(s)) return PidFileProblem::Incomplete;
         bool bad = false;
         auto pid = json_uint(s, "pid", bad);
         if (bad || !pid || *pid == 0 || *pid > INT_MAX) return PidFileProblem::Malformed;
