@@ -1,0 +1,35 @@
+// json::parse_object reads the event journal and the session info files;
+// journal lines carry what culprits chose (comm, argv, test ids), and a
+// journal may end in a torn line. format_journal_text then prints them.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "event_format.h"
+#include "json.h"
+
+using namespace liveguard;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    std::string_view in(reinterpret_cast<const char*>(data), size);
+
+    if (auto obj = json::parse_object(in)) {
+        auto again = json::parse_object(in);
+        if (!again || *again != *obj) __builtin_trap();
+        (void)format_journal_text(*obj, false);
+        (void)format_journal_text(*obj, true);
+    }
+
+    // The writer promises that whatever it quotes parses back ("the output
+    // always parses"); bytes that are not UTF-8 come back as U+00XX, so
+    // only ASCII must round-trip exactly.
+    std::string line = json::ObjectWriter().str("comm", in).num("pid", 7).done();
+    auto back = json::parse_object(line);
+    if (!back || back->size() != 2 || (*back)["pid"] != "7") __builtin_trap();
+    bool ascii = true;
+    for (unsigned char c : in) ascii &= c < 0x80;
+    if (ascii && (*back)["comm"] != in) __builtin_trap();
+    return 0;
+}
