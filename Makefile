@@ -162,5 +162,5 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests \
-	       $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(BUILD)/.deps-ok \
+	       $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz
