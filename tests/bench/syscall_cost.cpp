@@ -357,13 +357,11 @@ int main(int argc, char** argv) {
         ::rmdir(s.session.c_str());
 
         double rate = f.consumer_seconds > 0 ? f.delivered / f.consumer_seconds : 0;
-        bool all_met = true;
         if (json) {
             std::printf("{\"kernel\":\"%s\",\"rounds\":%d,\"costs\":[", kernel_release().c_str(), rounds);
             for (std::size_t i = 0; i < rows.size(); ++i) {
                 const Row& r = rows[i];
                 double ratio = median(r.ratios);
-                all_met = all_met && ratio <= r.target;
                 std::printf("%s{\"key\":\"%s\",\"what\":\"%s\",\"ops_per_batch\":%d,"
                             "\"without_ns\":%.1f,\"with_ns\":%.1f,\"ratio\":%.4f,\"target\":%.2f,"
                             "\"met\":%s}",
@@ -380,7 +378,6 @@ int main(int argc, char** argv) {
             for (const Row& r : rows) {
                 double ratio = median(r.ratios);
                 bool met = ratio <= r.target;
-                all_met = all_met && met;
                 std::printf("%-36s %10.2fus %10.2fus %7.3fx %6s%.2fx %s\n", r.label,
                             median(r.without) / 1000, median(r.with) / 1000, ratio, "<=", r.target,
                             met ? "" : "OVER TARGET");
@@ -399,7 +396,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "bench_syscall_cost: flood accounting is off: %ld refused, %ld "
                                  "delivered + %ld lost of %ld attempts\n",
                          f.refused, f.delivered, f.lost, f.attempts);
-        (void)all_met;  // over-target rows are reported, not failed: the numbers are the result
+        // Rows over their target are reported, not failed: the numbers are the result.
         return flood_ok ? 0 : 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_syscall_cost: %s\n", e.what());
