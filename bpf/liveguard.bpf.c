@@ -380,6 +380,24 @@ static __always_inline struct lg_guarded_inode *guarded_inode(struct inode *inod
 	return bpf_map_lookup_elem(&lg_guarded_inodes, &key);
 }
 
+/* The decision the task hooks share: a session member acting on a
+ * protected process is refused, with one event. Cheapest checks first: no
+ * session tagged anywhere means nothing can be refused, and most targets
+ * are unprotected, which is cheaper to learn than membership. */
+static __always_inline int refuse_member_act(__u32 hook, struct task_struct *p, int sig,
+					     __u32 detail)
+{
+	if (!any(LG_SETTING_SESSIONS))
+		return 0;
+	if (!target_protected(p))
+		return 0;
+	__u64 session = member_session();
+	if (!session)
+		return 0;
+	report_task(hook, session, p, sig, detail);
+	return -EPERM;
+}
+
 SEC("lsm/task_kill")
 int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
 	     const struct cred *cred, int ret)
@@ -389,16 +407,7 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 	/* Signal 0 only probes for existence: discovery without delivery. */
 	if (sig == 0)
 		return 0;
-	/* No session tagged anywhere: nothing can be refused. */
-	if (!any(LG_SETTING_SESSIONS))
-		return 0;
-	if (!target_protected(p))
-		return 0;
-	__u64 session = member_session();
-	if (!session)
-		return 0;
-	report_task(LG_HOOK_TASK_KILL, session, p, sig, 0);
-	return -EPERM;
+	return refuse_member_act(LG_HOOK_TASK_KILL, p, sig, 0);
 }
 
 /* A fork by a process whose protection is inherited (a supervisor) marks
@@ -507,30 +516,14 @@ int BPF_PROG(lg_ptrace, struct task_struct *child, unsigned int mode, int ret)
 		return ret;
 	if (!(mode & PTRACE_MODE_ATTACH))
 		return 0;
-	if (!any(LG_SETTING_SESSIONS))
-		return 0;
-	if (!target_protected(child))
-		return 0;
-	__u64 session = member_session();
-	if (!session)
-		return 0;
-	report_task(LG_HOOK_PTRACE, session, child, 0, mode);
-	return -EPERM;
+	return refuse_member_act(LG_HOOK_PTRACE, child, 0, mode);
 }
 
 /* ---- limits: a CPU-time limit kills (SIGKILL at the hard limit, with no
  * kill check); priority, scheduler class and I/O priority can starve. */
 static __always_inline int limit_change(struct task_struct *p, __u32 what)
 {
-	if (!any(LG_SETTING_SESSIONS))
-		return 0;
-	if (!target_protected(p))
-		return 0;
-	__u64 session = member_session();
-	if (!session)
-		return 0;
-	report_task(LG_HOOK_LIMITS, session, p, 0, what);
-	return -EPERM;
+	return refuse_member_act(LG_HOOK_LIMITS, p, 0, what);
 }
 
 SEC("lsm/task_setrlimit")
