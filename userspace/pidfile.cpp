@@ -53,8 +53,8 @@ std::optional<std::uint64_t> json_uint(std::string_view obj, std::string_view ke
     return std::nullopt;
 }
 
-// Whether the object that s[0] opens is closed somewhere in s (brackets
-// counted outside strings). A prefix of a record being written never is.
+}  // namespace
+
 bool object_closes(std::string_view s) {
     int depth = 0;
     bool in_string = false;
@@ -71,8 +71,6 @@ bool object_closes(std::string_view s) {
     }
     return false;
 }
-
-}  // namespace
 
 PidFileParse parse_pid_file(std::string_view content) {
     std::string_view s = trim(content);

@@ -30,4 +30,9 @@ PidFileParse parse_pid_file(std::string_view content);
 
 const char* describe(PidFileProblem p);
 
+// Whether the JSON object that s[0] opens is closed somewhere in s
+// (brackets counted outside strings). A prefix of a record being written
+// never is; parse_pid_file takes nothing else as a complete record.
+bool object_closes(std::string_view s);
+
 }  // namespace liveguard

@@ -12,28 +12,6 @@ using namespace liveguard;
 
 namespace {
 
-// Whether the object that s[0] opens closes somewhere in s, judged by
-// bracket depth outside strings. A prefix of a record being written never
-// closes, whatever its last byte is.
-bool object_closes(std::string_view s) {
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        char c = s[i];
-        if (in_string) {
-            if (c == '\\') ++i;
-            else if (c == '"') in_string = false;
-            continue;
-        }
-        if (c == '"') in_string = true;
-        else if (c == '{' || c == '[') ++depth;
-        else if (c == '}' || c == ']') {
-            if (--depth == 0) return true;
-        }
-    }
-    return false;
-}
-
 std::string_view trimmed(std::string_view s) {
     auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
     while (!s.empty() && ws(s.front())) s.remove_prefix(1);
@@ -61,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::string_view t = trimmed(in);
         if (t.front() == '{') {
             // A record cut short must read as Incomplete (retry), never as a
-            // record that lost its start_time and with it the PID-reuse check.
+            // record that lost its start_time and with it the PID-reuse check:
+            // whatever path the parser took, the object it accepted closes.
             if (!object_closes(t)) __builtin_trap();
         } else {
             // "12" may be the first half of "1234": only a terminated
