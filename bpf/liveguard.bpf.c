@@ -121,6 +121,13 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lg_cgroup_filter);
+} lg_cgroup_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, LG_SETTING_COUNT);
 	__type(key, __u32);
 	__type(value, struct lg_settings);
@@ -169,9 +176,28 @@ static __always_inline __u64 current_session(void)
 	return 0;
 }
 
+/* A task with no BPF local storage at all carries no mark of ours. Most
+ * processes have none, and reading the pointer is one load where asking
+ * the map is a helper call that disables migration: on the kill and fork
+ * paths of every process that difference is most of the hook's cost. A
+ * mark being created concurrently is missed either way. */
+static __always_inline bool may_have_marks(struct task_struct *t)
+{
+	return t->bpf_storage;
+}
+
+static __always_inline struct lg_protected *protection_mark(struct task_struct *leader)
+{
+	if (!may_have_marks(leader))
+		return 0;
+	return bpf_task_storage_get(&lg_protected, leader, 0, 0);
+}
+
 /* A member mark counts while its session is still tagged. */
 static __always_inline __u64 marked_session(struct task_struct *leader)
 {
+	if (!may_have_marks(leader))
+		return 0;
 	struct lg_member *m = bpf_task_storage_get(&lg_members, leader, 0, 0);
 
 	if (m && bpf_map_lookup_elem(&lg_sessions, &m->session_cgroup_id))
@@ -206,17 +232,58 @@ static __always_inline bool is_protected(struct task_struct *p)
 {
 	struct task_struct *leader = p->group_leader;
 
-	if (bpf_task_storage_get(&lg_protected, leader, 0, 0))
+	if (protection_mark(leader))
 		return true;
-	struct lg_protected *pm =
-		bpf_task_storage_get(&lg_protected, leader->real_parent->group_leader, 0, 0);
+	struct lg_protected *pm = protection_mark(leader->real_parent->group_leader);
 	return pm && (pm->flags & LG_PROTECT_INHERIT);
+}
+
+/* Direct reads, not BPF_CORE_READ: these are plain loads, where
+ * BPF_CORE_READ is a probe-read helper call per field, and the cgroup walk
+ * runs on every kill. A cgroup's own css points back at it, so the parent
+ * comes typed, without a cast the verifier would not follow. */
+static __always_inline struct cgroup *cgroup_parent(struct cgroup *cg)
+{
+	struct cgroup_subsys_state *css = cg->self.parent;
+
+	return css ? css->cgroup : 0;
+}
+
+static __always_inline struct cgroup *task_cgroup(struct task_struct *p)
+{
+	return p->cgroups->dfl_cgrp;
+}
+
+static __always_inline bool maybe_protected_cgroup(struct lg_cgroup_filter *f, __u64 id)
+{
+	return f->words[lg_cgroup_filter_word(id) & (LG_CGROUP_FILTER_BITS / 64 - 1)] &
+	       lg_cgroup_filter_bit(id);
 }
 
 /* Whether a cgroup, or an ancestor of it, is protected. Read at the time
  * of the act, so a process started in a protected unit is covered before
  * any userspace watcher could have seen it. */
 static __always_inline bool cgroup_protected(struct cgroup *cg)
+{
+	__u32 zero = 0;
+	struct lg_cgroup_filter *f = bpf_map_lookup_elem(&lg_cgroup_filter, &zero);
+
+	if (!f)
+		return false;
+	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
+		__u64 id = cg->kn->id;
+
+		if (maybe_protected_cgroup(f, id) && bpf_map_lookup_elem(&lg_protected_cgroups, &id))
+			return true;
+		cg = cgroup_parent(cg);
+	}
+	return false;
+}
+
+/* The same walk from a pointer the verifier has no type for (found
+ * through i_private or by pointer arithmetic), which direct loads cannot
+ * follow: probe reads, on the paths of the side doors only. */
+static __always_inline bool cgroup_protected_untyped(struct cgroup *cg)
 {
 	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
 		__u64 id = BPF_CORE_READ(cg, kn, id);
@@ -234,7 +301,7 @@ static __always_inline bool in_protected_cgroup(struct task_struct *p)
 {
 	if (!any(LG_SETTING_PROTECTED_CGROUPS))
 		return false;
-	return cgroup_protected(BPF_CORE_READ(p, cgroups, dfl_cgrp));
+	return cgroup_protected(task_cgroup(p));
 }
 
 static __always_inline bool target_protected(struct task_struct *p)
@@ -411,16 +478,12 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 }
 
 /* A fork by a process whose protection is inherited (a supervisor) marks
- * the child before it runs, so a restarted service has no unprotected
- * moment; a fork inside a session marks the child a member, so it stays
- * one wherever it goes. Threads share their leader's marks and need none. */
-/* A fork by a process whose protection is inherited (a supervisor) marks
  * the child, so a restarted service has no unprotected moment; a fork
  * inside a session marks the child a member, so it stays one wherever it
  * goes. `parent` is the current task. */
 static __always_inline void mark_child(struct task_struct *parent, struct task_struct *task)
 {
-	struct lg_protected *pm = bpf_task_storage_get(&lg_protected, parent->group_leader, 0, 0);
+	struct lg_protected *pm = protection_mark(parent->group_leader);
 
 	if (pm && (pm->flags & LG_PROTECT_INHERIT)) {
 		struct lg_protected *cm =
@@ -475,7 +538,7 @@ int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 	/* Without the LSM, the marks are made here, as the child starts. */
 	if (any(LG_SETTING_AUDIT_ONLY))
 		mark_child(bpf_get_current_task_btf(), child);
-	struct lg_protected *cm = bpf_task_storage_get(&lg_protected, child, 0, 0);
+	struct lg_protected *cm = protection_mark(child);
 
 	if (!cm)
 		return 0;
@@ -573,7 +636,7 @@ static __always_inline bool cgroup_guarded(struct cgroup *cg, __u64 id)
 {
 	if (bpf_map_lookup_elem(&lg_guarded_cgroups, &id))
 		return true;
-	return any(LG_SETTING_PROTECTED_CGROUPS) && cgroup_protected(cg);
+	return any(LG_SETTING_PROTECTED_CGROUPS) && cgroup_protected_untyped(cg);
 }
 
 static __always_inline int cgroup_file_open(struct file *file, __u64 session)
@@ -624,7 +687,7 @@ static __always_inline int proc_file_open(struct file *file, __u64 session)
 	bool protected = known && *known == ticks;
 
 	if (!protected && any(LG_SETTING_PROTECTED_CGROUPS))
-		protected = cgroup_protected(BPF_CORE_READ(t, cgroups, dfl_cgrp));
+		protected = cgroup_protected_untyped(BPF_CORE_READ(t, cgroups, dfl_cgrp));
 	if (!protected)
 		return 0;
 	report_object(LG_HOOK_PROC_FILE, session, d, BPF_CORE_READ(inode, i_ino), 0, tgid);

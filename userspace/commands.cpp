@@ -219,7 +219,7 @@ int cmd_status(const CliCommand& c) {
     const std::int64_t boot_offset = boot_to_realtime_offset_ns();
     auto procs = ProtectedSet(maps.protected_tasks.get()).list();
     auto sessions = SessionRegistry(maps.sessions.get(), maps.settings.get()).list();
-    auto cgroups = ProtectedCgroups(maps.protected_cgroups.get(), maps.settings.get()).list();
+    auto cgroups = ProtectedCgroups(maps).list();
     auto watcher = running_watcher();
     auto watcher_state = watcher ? read_small_file(kWatcherStateFile) : std::nullopt;
     auto watcher_targets = watcher ? read_small_file(kWatcherTargetsFile) : std::nullopt;

@@ -39,6 +39,7 @@ PinnedMaps PinnedMaps::open(bool read_only) {
     m.events = open_map(pins::kEvents, read_only);
     m.counters = open_map(pins::kCounters, read_only);
     m.protected_cgroups = open_map(pins::kProtectedCgroups, read_only);
+    m.cgroup_filter = open_map(pins::kCgroupFilter, read_only);
     m.settings = open_map(pins::kSettings, read_only);
     m.protected_pids = open_map(pins::kProtectedPids, read_only);
     m.guarded_cgroups = open_map(pins::kGuardedCgroups, read_only);

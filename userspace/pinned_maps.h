@@ -11,6 +11,7 @@ struct PinnedMaps {
     UniqueFd events;
     UniqueFd counters;
     UniqueFd protected_cgroups;
+    UniqueFd cgroup_filter;
     UniqueFd settings;
     UniqueFd protected_pids;
     UniqueFd guarded_cgroups;

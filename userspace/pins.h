@@ -23,10 +23,11 @@ inline constexpr const char* kMembers = "lg_members";
 inline constexpr const char* kGuardedCgroups = "lg_guarded_cgroups";
 inline constexpr const char* kGuardedInodes = "lg_guarded_inodes";
 inline constexpr const char* kExecWords = "lg_exec_words";
+inline constexpr const char* kCgroupFilter = "lg_cgroup_filter";
 inline constexpr const char* kMaps[] = {
     kProtected,     kSessions,        kEvents,        kCounters,     kProtectedCgroups,
     kSettings,      kProtectedPids,   kMembers,       kGuardedCgroups, kGuardedInodes,
-    kExecWords,     "lg_exec_args",   "lg_scratch",   "lg_fowners"};
+    kExecWords,     kCgroupFilter,    "lg_exec_args", "lg_scratch",  "lg_fowners"};
 
 // Audit-only mode: tracepoints that report, for kernels that will not run
 // BPF LSM programs. The argv copies and fork/cgroup bookkeeping serve both.

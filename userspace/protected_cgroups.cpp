@@ -7,8 +7,20 @@
 
 #include "error.h"
 #include "map_walk.h"
+#include "pinned_maps.h"
 
 namespace liveguard {
+
+lg_cgroup_filter cgroup_filter_of(const std::vector<std::uint64_t>& ids) {
+    lg_cgroup_filter f{};
+    for (std::uint64_t id : ids) f.words[lg_cgroup_filter_word(id)] |= lg_cgroup_filter_bit(id);
+    return f;
+}
+
+ProtectedCgroups::ProtectedCgroups(const PinnedMaps& maps)
+    : fd_(maps.protected_cgroups.get()),
+      settings_fd_(maps.settings.get()),
+      filter_fd_(maps.cgroup_filter.get()) {}
 
 bool ProtectedCgroups::add(std::uint64_t id, std::uint32_t source) {
     struct timespec ts {};
@@ -28,14 +40,14 @@ bool ProtectedCgroups::add(std::uint64_t id, std::uint32_t source) {
         }
         added = false;
     }
-    sync_count();
+    sync();
     return added;
 }
 
 bool ProtectedCgroups::remove(std::uint64_t id) {
     bool removed = bpf_map_delete_elem(fd_, &id) == 0;
     if (!removed && errno != ENOENT) throw_errno("cannot unprotect cgroup " + std::to_string(id), errno);
-    sync_count();
+    sync();
     return removed;
 }
 
@@ -46,8 +58,17 @@ std::vector<ProtectedCgroup> ProtectedCgroups::list() const {
     return out;
 }
 
-void ProtectedCgroups::sync_count() {
-    write_setting(settings_fd_, LG_SETTING_PROTECTED_CGROUPS, list().size());
+void ProtectedCgroups::sync() {
+    std::vector<ProtectedCgroup> now = list();
+    std::vector<std::uint64_t> ids;
+    for (const auto& c : now) ids.push_back(c.id);
+    // One copy of the whole value: a bit set both before and after is set
+    // throughout, so no protected cgroup is ever missed mid-write.
+    lg_cgroup_filter f = cgroup_filter_of(ids);
+    std::uint32_t zero = 0;
+    if (bpf_map_update_elem(filter_fd_, &zero, &f, BPF_ANY) != 0)
+        throw_errno("cannot update liveguard's protected-cgroup filter", errno);
+    write_setting(settings_fd_, LG_SETTING_PROTECTED_CGROUPS, now.size());
 }
 
 }  // namespace liveguard

@@ -13,9 +13,15 @@ struct ProtectedCgroup {
     lg_cgroup_protection info{};
 };
 
+struct PinnedMaps;
+
+// The filter the kernel tests before asking the map, with a bit set for
+// each of `ids`.
+lg_cgroup_filter cgroup_filter_of(const std::vector<std::uint64_t>& ids);
+
 class ProtectedCgroups {
 public:
-    ProtectedCgroups(int map_fd, int settings_fd) : fd_(map_fd), settings_fd_(settings_fd) {}
+    explicit ProtectedCgroups(const PinnedMaps& maps);
 
     // False when it was already protected.
     bool add(std::uint64_t cgroup_id, std::uint32_t source);
@@ -23,12 +29,15 @@ public:
     std::vector<ProtectedCgroup> list() const;
 
 private:
-    // The kernel skips the cgroup walk while the count is zero, so it is
-    // kept equal to the map's size after every change.
-    void sync_count();
+    // The kernel skips the cgroup walk while the count is zero, and skips
+    // the map for ids whose filter bit is clear, so both are rebuilt from
+    // the map after every change: filter first, so that a cgroup counts as
+    // protected only once its bit is set.
+    void sync();
 
     int fd_;
     int settings_fd_;
+    int filter_fd_;
 };
 
 }  // namespace liveguard

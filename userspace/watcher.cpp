@@ -69,7 +69,7 @@ public:
     Watcher(Policy policy, PinnedMaps maps)
         : policy_(std::move(policy)),
           maps_(std::move(maps)),
-          cgroups_(maps_.protected_cgroups.get(), maps_.settings.get()),
+          cgroups_(maps_),
           mount_(cgroup2_mount()) {
         inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
         if (!inotify_) throw_errno("cannot create an inotify instance", errno);

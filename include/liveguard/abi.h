@@ -134,6 +134,27 @@ struct lg_cgroup_protection {
 	__u32 _pad;
 };
 
+/* A one-hash Bloom filter over the protected cgroups' ids, the single
+ * value of an array map: a kill on the whole machine walks the target's
+ * cgroup ancestors, and testing a bit per level is a load where asking the
+ * hash map is a hashed lookup. A set bit only sends the walk to the map, so
+ * a collision costs a lookup and never protects anything; every protected
+ * cgroup's bit is set before it counts as protected. */
+#define LG_CGROUP_FILTER_BITS 16384
+struct lg_cgroup_filter {
+	__u64 words[LG_CGROUP_FILTER_BITS / 64];
+};
+
+static inline __u32 lg_cgroup_filter_word(__u64 cgroup_id)
+{
+	return (__u32)((cgroup_id / 64) % (LG_CGROUP_FILTER_BITS / 64));
+}
+
+static inline __u64 lg_cgroup_filter_bit(__u64 cgroup_id)
+{
+	return 1ull << (cgroup_id % 64);
+}
+
 /* Indexes into the settings array map. Each entry counts the entries of
  * one map, so the hot path can skip walks that cannot match; each has a
  * single writer-side recount, so concurrent updaters never lose one. */
@@ -228,6 +249,9 @@ LG_STATIC_ASSERT(sizeof(struct lg_session) == 16, "lg_session layout");
 LG_STATIC_ASSERT(sizeof(struct lg_cgroup_protection) == 16, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_cgroup_protection, source) == 8, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(sizeof(struct lg_settings) == 8, "lg_settings layout");
+LG_STATIC_ASSERT(sizeof(struct lg_cgroup_filter) == LG_CGROUP_FILTER_BITS / 8, "lg_cgroup_filter layout");
+LG_STATIC_ASSERT((LG_CGROUP_FILTER_BITS / 64 & (LG_CGROUP_FILTER_BITS / 64 - 1)) == 0,
+		 "the BPF side indexes filter words modulo a power of two");
 LG_STATIC_ASSERT(sizeof(struct lg_member) == 16, "lg_member layout");
 LG_STATIC_ASSERT(sizeof(struct lg_inode_key) == 16, "lg_inode_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_guarded_inode) == 8, "lg_guarded_inode layout");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "cgroup.h"
+#include "protected_cgroups.h"
 #include "error.h"
 
 using liveguard::find_cgroup2_mount;
@@ -59,4 +60,24 @@ TEST(CgroupLevel, CountsComponentsBelowTheMount) {
     EXPECT_EQ(liveguard::cgroup_level("/sys/fs/cgroup", "/sys/fs/cgroup/a/b/c/"), 3);
     EXPECT_THROW(liveguard::cgroup_level("/sys/fs/cgroup", "/sys/fs/cgroupx/a"), liveguard::Error);
     EXPECT_THROW(liveguard::cgroup_level("/sys/fs/cgroup", "/tmp"), liveguard::Error);
+}
+
+// What the kernel tests before asking the protected-cgroup map: each
+// protected id's bit set, as the BPF side computes it from the same
+// header, and nothing else.
+TEST(CgroupFilter, SetsTheBitOfEveryProtectedIdAndNoOther) {
+    std::vector<std::uint64_t> ids = {1, 63, 64, 4242, (1ull << 40) + 3, LG_CGROUP_FILTER_BITS + 7};
+    lg_cgroup_filter f = liveguard::cgroup_filter_of(ids);
+    auto has = [&](std::uint64_t id) {
+        return (f.words[lg_cgroup_filter_word(id)] & lg_cgroup_filter_bit(id)) != 0;
+    };
+    for (std::uint64_t id : ids) EXPECT_TRUE(has(id)) << id;
+    // An id one filter-width away lands on the same bit: a lookup, never a miss.
+    EXPECT_TRUE(has(7));
+    int set = 0;
+    for (std::uint64_t w : f.words) set += __builtin_popcountll(w);
+    EXPECT_EQ(set, 6);  // 7 and BITS + 7 share one bit
+    for (std::uint64_t id : {0ull, 2ull, 62ull, 65ull, 4243ull}) EXPECT_FALSE(has(id)) << id;
+    lg_cgroup_filter empty = liveguard::cgroup_filter_of({});
+    for (std::uint64_t w : empty.words) EXPECT_EQ(w, 0u);
 }

@@ -375,7 +375,7 @@ bool cgroup_protected(const std::string& dir) {
     auto maps = liveguard::PinnedMaps::open();
     std::uint64_t id = liveguard::cgroup_id_of(dir);
     for (const auto& c :
-         liveguard::ProtectedCgroups(maps.protected_cgroups.get(), maps.settings.get()).list())
+         liveguard::ProtectedCgroups(maps).list())
         if (c.id == id) return true;
     return false;
 }

@@ -130,6 +130,43 @@ TEST_F(PolicyGuard, ProcessesStartedInAUnitCgroupAreProtectedAtOnce) {
     for (const auto& d : {user_unit, system_unit}) ::rmdir(d.c_str());
 }
 
+// The kernel tests a filter of protected-cgroup ids before the map; the
+// filter is rebuilt whenever a unit comes or goes, and must keep the bits of
+// the units that stay.
+TEST_F(PolicyGuard, DroppingOneUnitLeavesTheOtherUnitsProtected) {
+    std::string root = cgroup_root();
+    std::string user_unit = root + "/user.slice/user-1000.slice/user@1000.service/app.slice/"
+                                   "hermes-gateway.service";
+    std::string dropped = root + "/system.slice/hermes-gateway-work.service";
+    std::string extra = root + "/system.slice/hermes-gateway-extra.service";
+    for (const auto& d : {user_unit, dropped, extra}) fs::create_directories(d);
+    load_policy("[[protect]]\nsystemd_unit = \"hermes-gateway*.service\"\n");
+    for (const auto& d : {user_unit, dropped, extra}) ASSERT_TRUE(wait_until([&] { return cgroup_protected(d); })) << d;
+
+    write_text(policy_path(), "[[protect]]\nsystemd_unit = \"hermes-gateway.service\"\n"
+                              "[[protect]]\nsystemd_unit = \"hermes-gateway-extra.service\"\n");
+    ASSERT_EQ(lg({"reload"}).status, 0);
+    ASSERT_TRUE(wait_until([&] { return !cgroup_protected(dropped); }));
+    Session s;
+    {
+        Target in_user_unit, in_extra;
+        write_text(user_unit + "/cgroup.procs", std::to_string(in_user_unit.pid()));
+        write_text(extra + "/cgroup.procs", std::to_string(in_extra.pid()));
+        EXPECT_EQ(s.as_member([&] { return sys_kill(in_user_unit.pid(), SIGKILL); }), EPERM);
+        EXPECT_EQ(s.as_member([&] { return sys_kill(in_extra.pid(), SIGKILL); }), EPERM);
+        EXPECT_TRUE(in_user_unit.untouched());
+        EXPECT_TRUE(in_extra.untouched());
+    }
+    {
+        // Its protection is gone, not merely stale: the kill goes through.
+        Target in_dropped;
+        write_text(dropped + "/cgroup.procs", std::to_string(in_dropped.pid()));
+        EXPECT_EQ(s.as_member([&] { return sys_kill(in_dropped.pid(), SIGKILL); }), 0);
+        EXPECT_TRUE(in_dropped.wait_killed());
+    }
+    for (const auto& d : {user_unit, dropped, extra}) ::rmdir(d.c_str());
+}
+
 namespace {
 
 // A real s6 tree: s6-svscan on a scan directory with one slot per gateway
