@@ -82,7 +82,15 @@ $(BUILD)/vm_tests: $(VM_OBJS) $(USERSPACE_OBJS)
 $(BUILD)/bench_restart_gap: tests/bench/restart_gap.cpp $(USERSPACE_OBJS) $(HEADERS)
 	$(CXX) $(CXXFLAGS) tests/bench/restart_gap.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
 
-$(BUILD)/bench_syscall_cost: tests/bench/syscall_cost.cpp $(USERSPACE_OBJS) $(HEADERS)
+# The floor the cost rows are read against: an empty program on every hook.
+$(BUILD)/floor.bpf.o: tests/bench/floor.bpf.c $(BUILD)/vmlinux.h
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/floor.skel.h: $(BUILD)/floor.bpf.o
+	$(BPFTOOL) gen object $(BUILD)/floor.linked.o $<
+	$(BPFTOOL) gen skeleton $(BUILD)/floor.linked.o name floor_bpf > $@
+
+$(BUILD)/bench_syscall_cost: tests/bench/syscall_cost.cpp $(BUILD)/floor.skel.h $(USERSPACE_OBJS) $(HEADERS)
 	$(CXX) $(CXXFLAGS) tests/bench/syscall_cost.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
 
 # Static and freestanding: the execve rows measure the exec path alone.
@@ -91,10 +99,11 @@ $(BUILD)/bench_exec_chain: tests/bench/exec_chain.c
 
 BENCH_BINS := $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap $(BUILD)/bench_syscall_cost $(BUILD)/bench_exec_chain
 
-# Benchmarks run in the VM, every cost measured side by side in one run.
-# BENCH_ARGS=--json for JSON; --rounds N, --scale F, --flood N.
+# Benchmarks run in the VM, every cost measured side by side in one run:
+# once counted in instructions (QEMU -icount), once timed.
+# BENCH_ARGS=--json for JSON; --rounds N, --scale F, --flood N, --rows KEY,...
 bench: $(BENCH_BINS)
-	vmtest/run tests/bench/run $(BENCH_ARGS)
+	tests/bench/run $(BENCH_ARGS)
 
 unit-test: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests

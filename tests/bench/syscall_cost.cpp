@@ -1,19 +1,36 @@
 // What the guard costs on the hot paths every process on the machine takes
 // (kill, execve, fork), measured as ratios in one run: the guard is loaded
-// and unloaded between phases, A B B A A B ..., and each cost is the median
-// over rounds of (with guard / without guard), so drift of a shared, noisy
-// machine cancels instead of landing on one side.
+// and unloaded between phases, and each cost is the median over rounds of
+// (with guard / without guard), so drift of a shared, noisy machine cancels
+// instead of landing on one side.
 //
-// A session stays tagged while the guard is loaded, as it is while a test
-// suite runs: with no session at all the hooks return at their first check,
-// which would flatter the numbers.
+// A third phase runs with an empty program on every hook the guard uses
+// (floor.bpf.c): the price of the BPF LSM machinery itself. The guard's
+// ratio over that floor is what liveguard's own checks add; the floor's
+// ratio over no programs is what any BPF LSM on these hooks costs. The
+// three phases take each of their six orders in turn, so none is
+// systematically first.
+//
+// While the guard is loaded it holds what a workstation running the
+// gateway next to a test suite has: a tagged session, a process protected by
+// its PID file, an s6-supervise-style parent whose children inherit
+// protection, and a protected unit cgroup. With less, the hooks would
+// return at earlier checks and flatter the numbers. The unprotected target
+// lives five cgroups deep, where a desktop session's processes do, so the
+// kill rows pay the protected-cgroup walk a real target pays.
 //
 // Then the ring buffer: a session member floods a protected process with
 // refused signals while `liveguard-bpf events` consumes; delivered events
 // plus the kernel's lost count must equal the attempts.
 //
+// With --instructions the guest runs under QEMU -icount shift=0, where its
+// clock advances one nanosecond per instruction executed: the costs are
+// then instruction counts, which the host's load cannot reach and which
+// exclude the emulator's own work (translating the code an exec maps, say).
+//
 // usage: bench_syscall_cost LIVEGUARD_BPF EXEC_CHAIN [--rounds N] [--scale F]
-//                           [--flood N] [--json]
+//                           [--flood N] [--no-flood] [--rows KEY,...]
+//                           [--instructions] [--json]
 // Runs as root on a kernel that runs BPF LSM programs (in the VM).
 #include <fcntl.h>
 #include <signal.h>
@@ -35,12 +52,15 @@
 #include <string>
 #include <vector>
 
+#include "floor.skel.h"
+
 #include "cgroup.h"
 #include "counters.h"
 #include "error.h"
 #include "loader.h"
 #include "pinned_maps.h"
 #include "proc.h"
+#include "protected_cgroups.h"
 #include "protected_set.h"
 #include "session_registry.h"
 
@@ -78,13 +98,76 @@ void reap(pid_t p) {
     ::waitpid(p, nullptr, 0);
 }
 
+void move_to(const std::string& cgroup, pid_t pid) {
+    std::ofstream procs(cgroup + "/cgroup.procs");
+    procs << pid;
+    procs.flush();
+    if (!procs) throw std::runtime_error("cannot move " + std::to_string(pid) + " into " + cgroup);
+}
+
 struct Setup {
     std::string lg;          // the liveguard-bpf binary (the events consumer)
     std::string exec_chain;  // the static binary the exec rows run
+    std::string exec_dir;    // the tmpfs directory it was copied to
     std::string mount;       // cgroup2
+    std::string root;        // the benchmark's cgroups, below the mount
     std::string session;     // the tagged session cgroup
+    std::string unit;        // the protected unit cgroup
+    std::vector<std::string> cgroups;  // created, parents first
     pid_t target = 0;        // unprotected: the kill rows' target
+    pid_t gateway = 0;       // protected by its mark, in the unit cgroup
+    pid_t supervisor = 0;    // its children inherit protection
 };
+
+void make_cgroups(Setup& s) {
+    s.root = s.mount + "/bench-cost";
+    s.session = s.root + "/session";
+    s.unit = s.root + "/system.slice/gateway.service";
+    std::string scope = s.root + "/user.slice/user-1000.slice/app.slice/target.scope";
+    for (const std::string& d : {s.root, s.session, s.root + "/system.slice", s.unit, s.root + "/user.slice",
+                                 s.root + "/user.slice/user-1000.slice",
+                                 s.root + "/user.slice/user-1000.slice/app.slice", scope}) {
+        if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST)
+            throw std::runtime_error("mkdir " + d + ": " + std::strerror(errno));
+        s.cgroups.push_back(d);
+    }
+    s.target = spawn_sleeper();
+    move_to(scope, s.target);
+    s.gateway = spawn_sleeper();
+    move_to(s.unit, s.gateway);
+    s.supervisor = spawn_sleeper();
+}
+
+// The exec rows run a copy in tmpfs: the original may sit on a network or
+// 9p filesystem, whose lookups would wait on I/O and time the host.
+std::string copy_to_tmpfs(const std::string& path, std::string& dir_out) {
+    char dir[] = "/tmp/bench-exec.XXXXXX";
+    if (!::mkdtemp(dir)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    dir_out = dir;
+    std::string copy = dir_out + "/exec_chain";
+    {
+        std::ifstream in(path, std::ios::binary);
+        std::ofstream out(copy, std::ios::binary);
+        out << in.rdbuf();
+        if (!in || !out) throw std::runtime_error("cannot copy " + path + " to " + copy);
+    }
+    if (::chmod(copy.c_str(), 0755) != 0) throw std::runtime_error("chmod " + copy + ": " + std::strerror(errno));
+    return copy;
+}
+
+// Undoes make_cgroups and the tmpfs copy; safe to call twice.
+void tear_down(Setup& s) {
+    for (pid_t p : {s.target, s.gateway, s.supervisor})
+        if (p > 0) reap(p);
+    for (auto it = s.cgroups.rbegin(); it != s.cgroups.rend(); ++it) ::rmdir(it->c_str());
+    s.cgroups.clear();
+    s.target = s.gateway = s.supervisor = 0;
+    if (!s.exec_dir.empty()) {
+        ::unlink((s.exec_dir + "/exec_chain").c_str());
+        ::rmdir(s.exec_dir.c_str());
+        s.exec_dir.clear();
+    }
+}
 
 // One batch in a fresh child: it joins the session first if asked, then
 // runs `ops` operations and reports nanoseconds per operation. A fresh child
@@ -123,6 +206,13 @@ double batch(const Setup& s, bool member, int ops, const std::function<bool(int)
     return per;
 }
 
+// The three phases of a round.
+enum Phase { kWithout = 0, kFloor = 1, kWith = 2 };
+constexpr int kPhases = 3;
+constexpr Phase kOrders[6][kPhases] = {{kWithout, kFloor, kWith}, {kWith, kFloor, kWithout},
+                                       {kFloor, kWith, kWithout}, {kWithout, kWith, kFloor},
+                                       {kWith, kWithout, kFloor}, {kFloor, kWithout, kWith}};
+
 struct Row {
     const char* key;
     const char* label;
@@ -130,7 +220,10 @@ struct Row {
     bool member;
     int ops;
     std::function<bool(int)> op;
-    std::vector<double> with, without, ratios;
+    std::vector<double> samples[kPhases];
+    std::vector<double> ratios;        // with / without, per round
+    std::vector<double> floor_ratios;  // floor / without, per round
+    std::vector<double> over_floor;    // with / floor, per round
 };
 
 std::vector<Row> make_rows(const Setup& s, double scale) {
@@ -168,18 +261,72 @@ std::vector<Row> make_rows(const Setup& s, double scale) {
         return true;
     };
     std::vector<Row> rows;
-    rows.push_back({"kill_nonmember", "kill() non-member -> unprotected", 1.05, false, n(20000), kills, {}, {}, {}});
-    rows.push_back({"kill_member", "kill() member -> unprotected", 1.15, true, n(20000), kills, {}, {}, {}});
-    rows.push_back({"exec_nonmember", "execve static binary, non-member", 1.02, false, n(100), execs, {}, {}, {}});
-    rows.push_back({"exec_member", "execve static binary, member", 1.10, true, n(100), execs, {}, {}, {}});
-    rows.push_back({"fork_member", "fork+exit, member", 1.05, true, n(200), forks, {}, {}, {}});
+    rows.push_back({"kill_nonmember", "kill() non-member -> unprotected", 1.05, false, n(20000), kills});
+    rows.push_back({"kill_member", "kill() member -> unprotected", 1.15, true, n(20000), kills});
+    rows.push_back({"exec_nonmember", "execve static binary, non-member", 1.02, false, n(100), execs});
+    rows.push_back({"exec_member", "execve static binary, member", 1.10, true, n(100), execs});
+    rows.push_back({"fork_member", "fork+exit, member", 1.05, true, n(200), forks});
     return rows;
 }
+
+// The rows named in a comma-separated list, in table order; all for "".
+std::vector<Row> select_rows(std::vector<Row> rows, const std::string& keys) {
+    if (keys.empty()) return rows;
+    std::vector<std::string> want;
+    for (std::size_t at = 0; at <= keys.size();) {
+        std::size_t comma = keys.find(',', at);
+        if (comma == std::string::npos) comma = keys.size();
+        want.push_back(keys.substr(at, comma - at));
+        at = comma + 1;
+    }
+    std::vector<Row> picked;
+    for (const std::string& k : want) {
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return k == r.key; });
+        if (it == rows.end()) {
+            std::string known;
+            for (const Row& r : rows) known += std::string(known.empty() ? "" : ", ") + r.key;
+            throw std::runtime_error("--rows: no row named '" + k + "' (rows: " + known + ")");
+        }
+        if (std::none_of(picked.begin(), picked.end(), [&](const Row& r) { return k == r.key; }))
+            picked.push_back(*it);
+    }
+    std::sort(picked.begin(), picked.end(), [&](const Row& a, const Row& b) {
+        auto pos = [&](const Row& r) {
+            return std::find_if(rows.begin(), rows.end(), [&](const Row& x) { return std::strcmp(x.key, r.key) == 0; }) -
+                   rows.begin();
+        };
+        return pos(a) < pos(b);
+    });
+    return picked;
+}
+
+// The floor phase's programs, attached for as long as this lives.
+class FloorPrograms {
+public:
+    FloorPrograms() : skel_(floor_bpf__open_and_load()) {
+        if (!skel_) throw std::runtime_error(std::string("cannot load the floor programs: ") + std::strerror(errno));
+        if (int err = floor_bpf__attach(skel_); err != 0) {
+            floor_bpf__destroy(skel_);
+            throw std::runtime_error(std::string("cannot attach the floor programs: ") + std::strerror(-err));
+        }
+    }
+    ~FloorPrograms() { floor_bpf__destroy(skel_); }
+    FloorPrograms(const FloorPrograms&) = delete;
+    FloorPrograms& operator=(const FloorPrograms&) = delete;
+
+private:
+    floor_bpf* skel_;
+};
 
 void guard_on(const Setup& s) {
     Guard::load(liveguard::Mode::Enforce);
     PinnedMaps maps = PinnedMaps::open();
     liveguard::SessionRegistry(maps.sessions.get(), maps.settings.get()).tag(s.mount, s.session);
+    liveguard::ProtectedSet protect(maps);
+    protect.add(s.gateway, 0);
+    protect.add(s.supervisor, 0, nullptr, LG_PROTECT_INHERIT);
+    liveguard::ProtectedCgroups(maps)
+        .add(liveguard::cgroup_id_of(s.unit), 0);
 }
 
 void guard_off() {
@@ -299,7 +446,8 @@ std::string kernel_release() {
 int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
-                     "usage: %s LIVEGUARD_BPF EXEC_CHAIN [--rounds N] [--scale F] [--flood N] [--json]\n",
+                     "usage: %s LIVEGUARD_BPF EXEC_CHAIN [--rounds N] [--scale F] [--flood N] "
+                     "[--no-flood] [--rows KEY,...] [--instructions] [--json]\n",
                      argv[0]);
         return 2;
     }
@@ -310,12 +458,18 @@ int main(int argc, char** argv) {
     double scale = 1.0;
     long flood_attempts = 100000;
     bool json = false;
+    bool instructions = false;
+    bool flood_on = true;
+    std::string only;
     for (int i = 3; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--json") json = true;
+        else if (a == "--instructions") instructions = true;
+        else if (a == "--no-flood") flood_on = false;
         else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (a == "--scale" && i + 1 < argc) scale = std::atof(argv[++i]);
         else if (a == "--flood" && i + 1 < argc) flood_attempts = std::atol(argv[++i]);
+        else if (a == "--rows" && i + 1 < argc) only = argv[++i];
         else {
             std::fprintf(stderr, "bench_syscall_cost: unknown argument %s\n", a.c_str());
             return 2;
@@ -330,68 +484,91 @@ int main(int argc, char** argv) {
             throw std::runtime_error("the guard is loaded: the benchmark loads and unloads it "
                                      "itself (liveguard-bpf unload first)");
         s.mount = liveguard::cgroup2_mount();
-        s.session = s.mount + "/bench-cost-session";
-        ::mkdir(s.session.c_str(), 0755);
-        s.target = spawn_sleeper();
-        std::vector<Row> rows = make_rows(s, scale);
+        s.exec_chain = copy_to_tmpfs(s.exec_chain, s.exec_dir);
+        make_cgroups(s);
+        std::vector<Row> rows = select_rows(make_rows(s, scale), only);
 
         for (int r = 0; r < rounds; ++r) {
-            // A B, then B A: each side is first as often as it is second.
-            bool on_first = r % 2 == 0;
-            for (int phase = 0; phase < 2; ++phase) {
-                bool on = (phase == 0) == on_first;
-                if (on) guard_on(s);
-                for (auto& row : rows)
-                    (on ? row.with : row.without).push_back(batch(s, row.member, row.ops, row.op));
-                if (on) guard_off();
+            for (Phase phase : kOrders[r % 6]) {
+                std::optional<FloorPrograms> floor;
+                if (phase == kWith) guard_on(s);
+                if (phase == kFloor) floor.emplace();
+                for (auto& row : rows) row.samples[phase].push_back(batch(s, row.member, row.ops, row.op));
+                if (phase == kWith) guard_off();
             }
-            for (auto& row : rows) row.ratios.push_back(row.with.back() / row.without.back());
+            for (auto& row : rows) {
+                double without = row.samples[kWithout].back(), floor = row.samples[kFloor].back(),
+                       with = row.samples[kWith].back();
+                row.ratios.push_back(with / without);
+                row.floor_ratios.push_back(floor / without);
+                row.over_floor.push_back(with / floor);
+            }
             if (!json) std::fprintf(stderr, "\rround %d of %d", r + 1, rounds);
         }
         if (!json) std::fprintf(stderr, "\n");
 
-        guard_on(s);
-        Flood f = flood(s, flood_attempts);
-        guard_off();
-        reap(s.target);
-        ::rmdir(s.session.c_str());
+        Flood f;
+        if (flood_on) {
+            guard_on(s);
+            f = flood(s, flood_attempts);
+            guard_off();
+        }
+        tear_down(s);
 
         double rate = f.consumer_seconds > 0 ? f.delivered / f.consumer_seconds : 0;
         if (json) {
-            std::printf("{\"kernel\":\"%s\",\"rounds\":%d,\"costs\":[", kernel_release().c_str(), rounds);
+            std::printf("{\"kernel\":\"%s\",\"rounds\":%d,\"unit\":\"%s\",\"costs\":[",
+                        kernel_release().c_str(), rounds, instructions ? "instructions" : "ns");
             for (std::size_t i = 0; i < rows.size(); ++i) {
                 const Row& r = rows[i];
                 double ratio = median(r.ratios);
                 std::printf("%s{\"key\":\"%s\",\"what\":\"%s\",\"ops_per_batch\":%d,"
-                            "\"without_ns\":%.1f,\"with_ns\":%.1f,\"ratio\":%.4f,\"target\":%.2f,"
-                            "\"met\":%s}",
-                            i ? "," : "", r.key, r.label, r.ops, median(r.without), median(r.with),
-                            ratio, r.target, ratio <= r.target ? "true" : "false");
+                            "\"without\":%.1f,\"floor\":%.1f,\"with\":%.1f,\"ratio\":%.4f,"
+                            "\"target\":%.2f,\"met\":%s,\"floor_ratio\":%.4f,\"over_floor\":%.4f}",
+                            i ? "," : "", r.key, r.label, r.ops, median(r.samples[kWithout]),
+                            median(r.samples[kFloor]), median(r.samples[kWith]), ratio, r.target,
+                            ratio <= r.target ? "true" : "false", median(r.floor_ratios),
+                            median(r.over_floor));
             }
-            std::printf("],\"events\":{\"attempts\":%ld,\"refused\":%ld,\"delivered\":%ld,"
-                        "\"lost\":%ld,\"attempt_seconds\":%.3f,\"consumer_seconds\":%.3f,"
-                        "\"delivered_per_second\":%.0f}}\n",
-                        f.attempts, f.refused, f.delivered, f.lost, f.seconds, f.consumer_seconds, rate);
+            std::printf("]");
+            if (flood_on)
+                std::printf(",\"events\":{\"attempts\":%ld,\"refused\":%ld,\"delivered\":%ld,"
+                            "\"lost\":%ld,\"attempt_seconds\":%.3f,\"consumer_seconds\":%.3f,"
+                            "\"delivered_per_second\":%.0f}",
+                            f.attempts, f.refused, f.delivered, f.lost, f.seconds, f.consumer_seconds, rate);
+            std::printf("}\n");
         } else {
-            std::printf("%-36s %12s %12s %8s %8s\n", "cost per call (median of rounds)", "without",
-                        "with", "ratio", "target");
+            // Instruction counts print as counts; times in microseconds.
+            const char* unit = instructions ? "insns" : "us";
+            double scale_to = instructions ? 1.0 : 1000.0;
+            std::printf("%-34s %12s %12s %12s %8s %7s %9s %9s\n",
+                        instructions ? "instructions per call (median)" : "time per call (median)",
+                        "without", "floor", "guard", "ratio", "target", "floor", "guard");
+            std::printf("%-34s %12s %12s %12s %8s %7s %9s %9s\n", "", "", "", "", "", "", "/without",
+                        "/floor");
             for (const Row& r : rows) {
                 double ratio = median(r.ratios);
                 bool met = ratio <= r.target;
-                std::printf("%-36s %10.2fus %10.2fus %7.3fx %6s%.2fx %s\n", r.label,
-                            median(r.without) / 1000, median(r.with) / 1000, ratio, "<=", r.target,
-                            met ? "" : "OVER TARGET");
+                std::printf("%-34s %7.*f%-5s %7.*f%-5s %7.*f%-5s %7.3fx %2s%.2fx %8.3fx %8.3fx%s\n", r.label,
+                            instructions ? 0 : 2, median(r.samples[kWithout]) / scale_to, unit,
+                            instructions ? 0 : 2, median(r.samples[kFloor]) / scale_to, unit,
+                            instructions ? 0 : 2, median(r.samples[kWith]) / scale_to, unit, ratio, "<=",
+                            r.target, median(r.floor_ratios), median(r.over_floor),
+                            met ? "" : "  OVER TARGET");
             }
-            std::printf("(%d rounds, guard loaded and unloaded between phases, alternating which "
-                        "goes first; a session is tagged whenever the guard is loaded)\n",
+            std::printf("(%d rounds; each round measures without programs, with an empty program on "
+                        "every hook the guard uses (floor), and with the guard, in one of the six "
+                        "orders in turn)\n",
                         rounds);
-            std::printf("\nring buffer, `liveguard-bpf events` consuming:\n");
-            std::printf("%ld refused attempts in %.2fs (%.0f/s); the consumer printed %ld events "
-                        "in %.2fs (%.0f/s); %ld counted lost; delivered + lost = %ld\n",
-                        f.attempts, f.seconds, f.seconds > 0 ? f.attempts / f.seconds : 0, f.delivered,
-                        f.consumer_seconds, rate, f.lost, f.delivered + f.lost);
+            if (flood_on) {
+                std::printf("\nring buffer, `liveguard-bpf events` consuming:\n");
+                std::printf("%ld refused attempts in %.2fs (%.0f/s); the consumer printed %ld events "
+                            "in %.2fs (%.0f/s); %ld counted lost; delivered + lost = %ld\n",
+                            f.attempts, f.seconds, f.seconds > 0 ? f.attempts / f.seconds : 0, f.delivered,
+                            f.consumer_seconds, rate, f.lost, f.delivered + f.lost);
+            }
         }
-        bool flood_ok = f.refused == f.attempts && f.delivered + f.lost == f.attempts;
+        bool flood_ok = !flood_on || (f.refused == f.attempts && f.delivered + f.lost == f.attempts);
         if (!flood_ok)
             std::fprintf(stderr, "bench_syscall_cost: flood accounting is off: %ld refused, %ld "
                                  "delivered + %ld lost of %ld attempts\n",
@@ -401,6 +578,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_syscall_cost: %s\n", e.what());
         if (Guard::is_loaded()) Guard::unload();
+        tear_down(s);
         return 1;
     }
 }

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The benchmark's floor: an empty program on every hook the guard attaches
+ * to in enforcement mode. What it costs is the price of the BPF LSM and
+ * trampoline machinery itself, which no program logic can go under; the
+ * guard's cost over this floor is what liveguard's own checks add. Keep
+ * the list in step with pins::kPrograms. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("lsm/task_kill")
+int BPF_PROG(floor_task_kill)
+{
+	return 0;
+}
+
+SEC("lsm/task_alloc")
+int BPF_PROG(floor_task_alloc)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(floor_sched_process_fork)
+{
+	return 0;
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(floor_cgroup_attach_task)
+{
+	return 0;
+}
+
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(floor_ptrace_access_check)
+{
+	return 0;
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(floor_file_open)
+{
+	return 0;
+}
+
+SEC("lsm/file_set_fowner")
+int BPF_PROG(floor_file_set_fowner)
+{
+	return 0;
+}
+
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(floor_file_send_sigiotask)
+{
+	return 0;
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(floor_unix_stream_connect)
+{
+	return 0;
+}
+
+SEC("fentry/__x64_sys_execve")
+int BPF_PROG(floor_execve)
+{
+	return 0;
+}
+
+SEC("fentry/__x64_sys_execveat")
+int BPF_PROG(floor_execveat)
+{
+	return 0;
+}
+
+SEC("lsm/bprm_check_security")
+int BPF_PROG(floor_bprm_check_security)
+{
+	return 0;
+}
+
+SEC("lsm/bpf_map")
+int BPF_PROG(floor_bpf_map)
+{
+	return 0;
+}
+
+SEC("lsm/bpf_prog")
+int BPF_PROG(floor_bpf_prog)
+{
+	return 0;
+}
+
+SEC("lsm/bpf")
+int BPF_PROG(floor_bpf)
+{
+	return 0;
+}
+
+SEC("lsm/inode_unlink")
+int BPF_PROG(floor_inode_unlink)
+{
+	return 0;
+}
+
+SEC("lsm/inode_rmdir")
+int BPF_PROG(floor_inode_rmdir)
+{
+	return 0;
+}
+
+SEC("lsm/inode_create")
+int BPF_PROG(floor_inode_create)
+{
+	return 0;
+}
+
+SEC("lsm/inode_rename")
+int BPF_PROG(floor_inode_rename)
+{
+	return 0;
+}
+
+SEC("lsm/sb_umount")
+int BPF_PROG(floor_sb_umount)
+{
+	return 0;
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(floor_sb_mount)
+{
+	return 0;
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(floor_move_mount)
+{
+	return 0;
+}
+
+SEC("lsm/task_setrlimit")
+int BPF_PROG(floor_task_setrlimit)
+{
+	return 0;
+}
+
+SEC("lsm/task_setnice")
+int BPF_PROG(floor_task_setnice)
+{
+	return 0;
+}
+
+SEC("lsm/task_setscheduler")
+int BPF_PROG(floor_task_setscheduler)
+{
+	return 0;
+}
+
+SEC("lsm/task_setioprio")
+int BPF_PROG(floor_task_setioprio)
+{
+	return 0;
+}
