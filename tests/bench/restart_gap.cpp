@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
     std::string unit = mount + "/bench-unit.service", session = mount + "/bench-session";
     ::mkdir(unit.c_str(), 0755);
     ::mkdir(session.c_str(), 0755);
-    liveguard::ProtectedCgroups cgroups(maps.protected_cgroups.get(), maps.settings.get());
+    liveguard::ProtectedCgroups cgroups(maps);
     liveguard::SessionRegistry sessions(maps.sessions.get(), maps.settings.get());
     cgroups.add(liveguard::cgroup_id_of(unit), 0);
     sessions.tag(mount, session);
