@@ -539,22 +539,26 @@ int main(int argc, char** argv) {
             std::printf("}\n");
         } else {
             // Instruction counts print as counts; times in microseconds.
-            const char* unit = instructions ? "insns" : "us";
-            double scale_to = instructions ? 1.0 : 1000.0;
-            std::printf("%-34s %12s %12s %12s %8s %7s %9s %9s\n",
+            auto cost = [&](double v) {
+                char buf[32];
+                if (instructions) std::snprintf(buf, sizeof buf, "%.0f insns", v);
+                else std::snprintf(buf, sizeof buf, "%.2f us", v / 1000);
+                return std::string(buf);
+            };
+            std::printf("%-34s %14s %14s %14s %8s %8s %9s %9s\n",
                         instructions ? "instructions per call (median)" : "time per call (median)",
                         "without", "floor", "guard", "ratio", "target", "floor", "guard");
-            std::printf("%-34s %12s %12s %12s %8s %7s %9s %9s\n", "", "", "", "", "", "", "/without",
+            std::printf("%-34s %14s %14s %14s %8s %8s %9s %9s\n", "", "", "", "", "", "", "/without",
                         "/floor");
             for (const Row& r : rows) {
                 double ratio = median(r.ratios);
                 bool met = ratio <= r.target;
-                std::printf("%-34s %7.*f%-5s %7.*f%-5s %7.*f%-5s %7.3fx %2s%.2fx %8.3fx %8.3fx%s\n", r.label,
-                            instructions ? 0 : 2, median(r.samples[kWithout]) / scale_to, unit,
-                            instructions ? 0 : 2, median(r.samples[kFloor]) / scale_to, unit,
-                            instructions ? 0 : 2, median(r.samples[kWith]) / scale_to, unit, ratio, "<=",
-                            r.target, median(r.floor_ratios), median(r.over_floor),
-                            met ? "" : "  OVER TARGET");
+                char target[16];
+                std::snprintf(target, sizeof target, "<=%.2fx", r.target);
+                std::printf("%-34s %14s %14s %14s %7.3fx %8s %8.3fx %8.3fx%s\n", r.label,
+                            cost(median(r.samples[kWithout])).c_str(), cost(median(r.samples[kFloor])).c_str(),
+                            cost(median(r.samples[kWith])).c_str(), ratio, target, median(r.floor_ratios),
+                            median(r.over_floor), met ? "" : "  OVER TARGET");
             }
             std::printf("(%d rounds; each round measures without programs, with an empty program on "
                         "every hook the guard uses (floor), and with the guard, in one of the six "
