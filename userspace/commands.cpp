@@ -148,7 +148,7 @@ int cmd_unload() {
     require_root("unload");
     // Anything that will refuse us (a test session may not change
     // liveguard) must do so before the watcher is stopped: all or nothing.
-    if (Guard::is_loaded()) (void)PinnedMaps::open();
+    if (Guard::is_loaded()) PinnedMaps::require_write_access();
     if (stop_watcher()) std::printf("policy watcher stopped\n");
     UnloadReport r = Guard::unload();
     if (r.removed.empty()) {

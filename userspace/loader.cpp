@@ -20,6 +20,7 @@
 #include "fd.h"
 #include "guarded_inodes.h"
 #include "libbpf_log.h"
+#include "protected_cgroups.h"
 #include "liveguard.skel.h"
 #include "pins.h"
 
@@ -129,6 +130,8 @@ void guard_defaults(struct liveguard_bpf* skel, Mode mode) {
     inodes.add(*dir, LG_INODE_PIN_DIR, 0);
     for (const auto& b : find_control_binaries())
         if (auto key = inode_key(b.path)) inodes.add(*key, b.kind, 0);
+    rebuild_cgroup_filter(bpf_map__fd(skel->maps.lg_protected_cgroups),
+                          bpf_map__fd(skel->maps.lg_cgroup_filter));
     ExecWords words(bpf_map__fd(skel->maps.lg_exec_words));
     for (const auto& v : mutating_systemctl_verbs()) words.add(v, LG_WORD_MUTATING_VERB);
     for (const auto& v : global_systemctl_verbs()) words.add(v, LG_WORD_GLOBAL_VERB);

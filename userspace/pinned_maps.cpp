@@ -2,6 +2,8 @@
 
 #include <bpf/bpf.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "error.h"
@@ -17,6 +19,10 @@ UniqueFd open_map(const char* name, bool read_only) {
     int fd = bpf_obj_get_opts(path.c_str(), &opts);
     if (fd < 0) {
         int e = errno;
+        if (e == ENOENT && ::access(pins::map(pins::kProtected).c_str(), F_OK) == 0)
+            throw Error("liveguard was loaded by another version of liveguard-bpf (" + path +
+                            " is missing)",
+                        "reload it: sudo liveguard-bpf unload, then sudo liveguard-bpf load");
         if (e == ENOENT)
             throw Error("liveguard is not loaded (" + path + " is missing)",
                         "load it first: sudo liveguard-bpf load");
@@ -30,6 +36,11 @@ UniqueFd open_map(const char* name, bool read_only) {
 }
 
 }  // namespace
+
+void PinnedMaps::require_write_access() {
+    require_bpffs();
+    (void)open_map(pins::kProtected, false);
+}
 
 PinnedMaps PinnedMaps::open(bool read_only) {
     require_bpffs();

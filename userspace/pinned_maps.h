@@ -22,6 +22,11 @@ struct PinnedMaps {
     // `read_only`: fds that can only read (what `status` needs), which a
     // test session may also get.
     static PinnedMaps open(bool read_only = false);
+
+    // Throws unless this process may change liveguard (root, not a test
+    // session member). Asked of one map every version pins, so that
+    // `unload` still works on pins another version left.
+    static void require_write_access();
 };
 
 }  // namespace liveguard

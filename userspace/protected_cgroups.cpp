@@ -17,6 +17,18 @@ lg_cgroup_filter cgroup_filter_of(const std::vector<std::uint64_t>& ids) {
     return f;
 }
 
+void rebuild_cgroup_filter(int map_fd, int filter_fd) {
+    std::vector<std::uint64_t> ids;
+    for (const auto& [id, info] : list_u64_map<lg_cgroup_protection>(map_fd, LG_MAX_PROTECTED_CGROUPS))
+        ids.push_back(id);
+    // One copy of the whole value: a bit set both before and after is set
+    // throughout, so no protected cgroup is missed mid-write.
+    lg_cgroup_filter f = cgroup_filter_of(ids);
+    std::uint32_t zero = 0;
+    if (bpf_map_update_elem(filter_fd, &zero, &f, BPF_ANY) != 0)
+        throw_errno("cannot update liveguard's protected-cgroup filter", errno);
+}
+
 ProtectedCgroups::ProtectedCgroups(const PinnedMaps& maps)
     : fd_(maps.protected_cgroups.get()),
       settings_fd_(maps.settings.get()),
@@ -29,6 +41,7 @@ bool ProtectedCgroups::add(std::uint64_t id, std::uint32_t source) {
     v.since_boot_ns = static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
                       static_cast<std::uint64_t>(ts.tv_nsec);
     v.source = source;
+    set_filter_bit(id);
     bool added = true;
     if (bpf_map_update_elem(fd_, &id, &v, BPF_NOEXIST) != 0) {
         if (errno != EEXIST) {
@@ -58,17 +71,19 @@ std::vector<ProtectedCgroup> ProtectedCgroups::list() const {
     return out;
 }
 
-void ProtectedCgroups::sync() {
-    std::vector<ProtectedCgroup> now = list();
-    std::vector<std::uint64_t> ids;
-    for (const auto& c : now) ids.push_back(c.id);
-    // One copy of the whole value: a bit set both before and after is set
-    // throughout, so no protected cgroup is ever missed mid-write.
-    lg_cgroup_filter f = cgroup_filter_of(ids);
+void ProtectedCgroups::set_filter_bit(std::uint64_t id) {
     std::uint32_t zero = 0;
+    lg_cgroup_filter f{};
+    if (bpf_map_lookup_elem(filter_fd_, &zero, &f) != 0)
+        throw_errno("cannot read liveguard's protected-cgroup filter", errno);
+    f.words[lg_cgroup_filter_word(id)] |= lg_cgroup_filter_bit(id);
     if (bpf_map_update_elem(filter_fd_, &zero, &f, BPF_ANY) != 0)
         throw_errno("cannot update liveguard's protected-cgroup filter", errno);
-    write_setting(settings_fd_, LG_SETTING_PROTECTED_CGROUPS, now.size());
+}
+
+void ProtectedCgroups::sync() {
+    rebuild_cgroup_filter(fd_, filter_fd_);
+    write_setting(settings_fd_, LG_SETTING_PROTECTED_CGROUPS, list().size());
 }
 
 }  // namespace liveguard

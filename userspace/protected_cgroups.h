@@ -19,6 +19,11 @@ struct PinnedMaps;
 // each of `ids`.
 lg_cgroup_filter cgroup_filter_of(const std::vector<std::uint64_t>& ids);
 
+// Writes the filter for what the protected-cgroups map holds now. `load`
+// calls it too: maps kept from an earlier load may hold entries that a new
+// filter map has no bits for.
+void rebuild_cgroup_filter(int map_fd, int filter_fd);
+
 class ProtectedCgroups {
 public:
     explicit ProtectedCgroups(const PinnedMaps& maps);
@@ -31,8 +36,9 @@ public:
 private:
     // The kernel skips the cgroup walk while the count is zero, and skips
     // the map for ids whose filter bit is clear, so both are rebuilt from
-    // the map after every change: filter first, so that a cgroup counts as
-    // protected only once its bit is set.
+    // the map after every change. add() sets the new bit before the entry
+    // exists, so a cgroup the map lists is never skipped.
+    void set_filter_bit(std::uint64_t cgroup_id);
     void sync();
 
     int fd_;

@@ -76,7 +76,7 @@ TEST(CgroupFilter, SetsTheBitOfEveryProtectedIdAndNoOther) {
     EXPECT_TRUE(has(7));
     int set = 0;
     for (std::uint64_t w : f.words) set += __builtin_popcountll(w);
-    EXPECT_EQ(set, 6);  // 7 and BITS + 7 share one bit
+    EXPECT_EQ(set, 6);  // six ids, six distinct bits
     for (std::uint64_t id : {0ull, 2ull, 62ull, 65ull, 4243ull}) EXPECT_FALSE(has(id)) << id;
     lg_cgroup_filter empty = liveguard::cgroup_filter_of({});
     for (std::uint64_t w : empty.words) EXPECT_EQ(w, 0u);

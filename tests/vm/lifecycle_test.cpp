@@ -5,7 +5,10 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "harness.h"
+#include "pinned_maps.h"
+#include "protected_cgroups.h"
 
 using namespace lgtest;
 
@@ -46,6 +49,51 @@ TEST_F(Lifecycle, ProtectionSurvivesAReload) {
     Session s;
     EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }), EPERM);
     EXPECT_TRUE(t.untouched());
+}
+
+// A load that keeps the maps of an earlier one (interrupted, or another
+// version's without the filter map) must give the kernel a filter with the
+// kept protected cgroups in it, or every kill would skip them.
+TEST_F(Lifecycle, ALoadOnKeptMapsRebuildsTheProtectedCgroupFilter) {
+    std::string unit = cgroup_root() + "/lg-kept-unit.service";
+    ::mkdir(unit.c_str(), 0755);
+    {
+        auto maps = liveguard::PinnedMaps::open();
+        liveguard::ProtectedCgroups(maps).add(liveguard::cgroup_id_of(unit), 0);
+    }
+    ASSERT_EQ(::unlink("/sys/fs/bpf/liveguard/link_lg_task_kill"), 0);
+    ASSERT_EQ(::unlink("/sys/fs/bpf/liveguard/lg_cgroup_filter"), 0);
+    auto r = lg({"load"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_TRUE(exists("/sys/fs/bpf/liveguard/lg_cgroup_filter"));
+    {
+        Target t;
+        write_text(unit + "/cgroup.procs", std::to_string(t.pid()));
+        Session s;
+        EXPECT_EQ(s.as_member([&] { return sys_kill(t.pid(), SIGKILL); }), EPERM);
+        EXPECT_TRUE(t.untouched());
+    }
+    {
+        auto maps = liveguard::PinnedMaps::open();
+        liveguard::ProtectedCgroups(maps).remove(liveguard::cgroup_id_of(unit));
+    }
+    ::rmdir(unit.c_str());
+}
+
+// Pins left by another version (here: one map fewer) name the way out, and
+// unload clears them.
+TEST_F(Lifecycle, PinsOfAnotherVersionAreUnloadable) {
+    ASSERT_EQ(::unlink("/sys/fs/bpf/liveguard/lg_cgroup_filter"), 0);
+    auto st = lg({"status"});
+    EXPECT_NE(st.status, 0);
+    EXPECT_NE(st.err.find("another version"), std::string::npos) << st.err;
+    EXPECT_NE(st.err.find("liveguard-bpf unload"), std::string::npos) << st.err;
+    auto r = lg({"unload"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(exists("/sys/fs/bpf/liveguard"));
+    EXPECT_EQ(attached_links_of("lg_task_kill"), 0);
+    EXPECT_EQ(lg({"load"}).status, 0);
+    EXPECT_EQ(attached_links_of("lg_task_kill"), 1);
 }
 
 TEST_F(Lifecycle, UnloadStopsEnforcementAndLeavesNoPins) {
