@@ -228,14 +228,20 @@ static __always_inline __u64 member_session(void)
  * children inherit is protected through its parent as well: the mark made
  * at fork can be missing (task storage refuses creation while another
  * storage operation holds this CPU), and the parent's says the same. */
-static __always_inline bool is_protected(struct task_struct *p)
+static __always_inline struct lg_protected *covering_mark(struct task_struct *p)
 {
 	struct task_struct *leader = p->group_leader;
+	struct lg_protected *m = protection_mark(leader);
 
-	if (protection_mark(leader))
-		return true;
-	struct lg_protected *pm = protection_mark(leader->real_parent->group_leader);
-	return pm && (pm->flags & LG_PROTECT_INHERIT);
+	if (m)
+		return m;
+	m = protection_mark(leader->real_parent->group_leader);
+	return m && (m->flags & LG_PROTECT_INHERIT) ? m : 0;
+}
+
+static __always_inline bool is_protected(struct task_struct *p)
+{
+	return covering_mark(p);
 }
 
 /* Direct reads, not BPF_CORE_READ: these are plain loads, where
@@ -260,24 +266,28 @@ static __always_inline bool maybe_protected_cgroup(struct lg_cgroup_filter *f, _
 	       lg_cgroup_filter_bit(id);
 }
 
-/* Whether a cgroup, or an ancestor of it, is protected. Read at the time
- * of the act, so a process started in a protected unit is covered before
- * any userspace watcher could have seen it. */
-static __always_inline bool cgroup_protected(struct cgroup *cg)
+/* The protection of a cgroup or of its nearest protected ancestor, or 0.
+ * Read at the time of the act, so a process started in a protected unit
+ * is covered before any userspace watcher could have seen it. */
+static __always_inline struct lg_cgroup_protection *covering_cgroup(struct cgroup *cg)
 {
 	__u32 zero = 0;
 	struct lg_cgroup_filter *f = bpf_map_lookup_elem(&lg_cgroup_filter, &zero);
 
 	if (!f)
-		return false;
+		return 0;
 	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
 		__u64 id = cg->kn->id;
 
-		if (maybe_protected_cgroup(f, id) && bpf_map_lookup_elem(&lg_protected_cgroups, &id))
-			return true;
+		if (maybe_protected_cgroup(f, id)) {
+			struct lg_cgroup_protection *cp = bpf_map_lookup_elem(&lg_protected_cgroups, &id);
+
+			if (cp)
+				return cp;
+		}
 		cg = cgroup_parent(cg);
 	}
-	return false;
+	return 0;
 }
 
 /* The same walk from a pointer the verifier has no type for (found
@@ -301,7 +311,7 @@ static __always_inline bool in_protected_cgroup(struct task_struct *p)
 {
 	if (!any(LG_SETTING_PROTECTED_CGROUPS))
 		return false;
-	return cgroup_protected(task_cgroup(p));
+	return covering_cgroup(task_cgroup(p));
 }
 
 static __always_inline bool target_protected(struct task_struct *p)
@@ -313,25 +323,13 @@ static __always_inline bool target_protected(struct task_struct *p)
  * parent's, or its protected cgroup's. Only on the refusal path. */
 static __always_inline __u32 protection_source(struct task_struct *p)
 {
-	struct task_struct *leader = p->group_leader;
-	struct lg_protected *m = bpf_task_storage_get(&lg_protected, leader, 0, 0);
+	struct lg_protected *m = covering_mark(p);
 
 	if (m)
 		return m->source;
-	m = bpf_task_storage_get(&lg_protected, leader->real_parent->group_leader, 0, 0);
-	if (m && (m->flags & LG_PROTECT_INHERIT))
-		return m->source;
-	struct cgroup *cg = BPF_CORE_READ(p, cgroups, dfl_cgrp);
+	struct lg_cgroup_protection *cp = covering_cgroup(task_cgroup(p));
 
-	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
-		__u64 id = BPF_CORE_READ(cg, kn, id);
-		struct lg_cgroup_protection *cp = bpf_map_lookup_elem(&lg_protected_cgroups, &id);
-
-		if (cp)
-			return cp->source;
-		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
-	}
-	return LG_SOURCE_UNKNOWN;
+	return cp ? cp->source : LG_SOURCE_UNKNOWN;
 }
 
 /* The culprit's ancestors and command line go into the record: by the
