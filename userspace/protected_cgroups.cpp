@@ -17,7 +17,7 @@ lg_cgroup_filter cgroup_filter_of(const std::vector<std::uint64_t>& ids) {
     return f;
 }
 
-void rebuild_cgroup_filter(int map_fd, int filter_fd) {
+std::size_t rebuild_cgroup_filter(int map_fd, int filter_fd) {
     std::vector<std::uint64_t> ids;
     for (const auto& [id, info] : list_u64_map<lg_cgroup_protection>(map_fd, LG_MAX_PROTECTED_CGROUPS))
         ids.push_back(id);
@@ -27,6 +27,7 @@ void rebuild_cgroup_filter(int map_fd, int filter_fd) {
     std::uint32_t zero = 0;
     if (bpf_map_update_elem(filter_fd, &zero, &f, BPF_ANY) != 0)
         throw_errno("cannot update liveguard's protected-cgroup filter", errno);
+    return ids.size();
 }
 
 ProtectedCgroups::ProtectedCgroups(const PinnedMaps& maps)
@@ -82,8 +83,8 @@ void ProtectedCgroups::set_filter_bit(std::uint64_t id) {
 }
 
 void ProtectedCgroups::sync() {
-    rebuild_cgroup_filter(fd_, filter_fd_);
-    write_setting(settings_fd_, LG_SETTING_PROTECTED_CGROUPS, list().size());
+    // One walk of the map gives both the filter and the count.
+    write_setting(settings_fd_, LG_SETTING_PROTECTED_CGROUPS, rebuild_cgroup_filter(fd_, filter_fd_));
 }
 
 }  // namespace liveguard

@@ -1,6 +1,7 @@
 #pragma once
 // Cgroups whose every process is protected, checked by the kernel at
 // signal time: what systemd units and `cgroup =` policy entries map to.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -21,8 +22,8 @@ lg_cgroup_filter cgroup_filter_of(const std::vector<std::uint64_t>& ids);
 
 // Writes the filter for what the protected-cgroups map holds now. `load`
 // calls it too: maps kept from an earlier load may hold entries that a new
-// filter map has no bits for.
-void rebuild_cgroup_filter(int map_fd, int filter_fd);
+// filter map has no bits for. Returns how many cgroups the map holds.
+std::size_t rebuild_cgroup_filter(int map_fd, int filter_fd);
 
 class ProtectedCgroups {
 public:

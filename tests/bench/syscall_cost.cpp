@@ -279,25 +279,13 @@ std::vector<Row> select_rows(std::vector<Row> rows, const std::string& keys) {
         want.push_back(keys.substr(at, comma - at));
         at = comma + 1;
     }
-    std::vector<Row> picked;
-    for (const std::string& k : want) {
-        auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return k == r.key; });
-        if (it == rows.end()) {
-            std::string known;
-            for (const Row& r : rows) known += std::string(known.empty() ? "" : ", ") + r.key;
+    std::string known;
+    for (const Row& r : rows) known += std::string(known.empty() ? "" : ", ") + r.key;
+    for (const std::string& k : want)
+        if (std::none_of(rows.begin(), rows.end(), [&](const Row& r) { return k == r.key; }))
             throw std::runtime_error("--rows: no row named '" + k + "' (rows: " + known + ")");
-        }
-        if (std::none_of(picked.begin(), picked.end(), [&](const Row& r) { return k == r.key; }))
-            picked.push_back(*it);
-    }
-    std::sort(picked.begin(), picked.end(), [&](const Row& a, const Row& b) {
-        auto pos = [&](const Row& r) {
-            return std::find_if(rows.begin(), rows.end(), [&](const Row& x) { return std::strcmp(x.key, r.key) == 0; }) -
-                   rows.begin();
-        };
-        return pos(a) < pos(b);
-    });
-    return picked;
+    std::erase_if(rows, [&](const Row& r) { return std::find(want.begin(), want.end(), r.key) == want.end(); });
+    return rows;
 }
 
 // The floor phase's programs, attached for as long as this lives.
