@@ -20,13 +20,14 @@ DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-
         qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout sudo psmisc iproute2 procps \
         libclang-rt-14-dev
 
-USERSPACE_SRCS := $(filter-out userspace/main.cpp,$(wildcard userspace/*.cpp))
+# userspace/<concern>/*.cpp; cli/main.cpp holds main() and goes into the tool alone.
+USERSPACE_SRCS := $(filter-out userspace/cli/main.cpp,$(wildcard userspace/*/*.cpp))
 USERSPACE_OBJS := $(patsubst userspace/%.cpp,$(BUILD)/obj/%.o,$(USERSPACE_SRCS))
 UNIT_SRCS      := $(wildcard tests/unit/*.cpp)
 UNIT_OBJS      := $(patsubst tests/unit/%.cpp,$(BUILD)/obj/unit/%.o,$(UNIT_SRCS))
 VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
-HEADERS        := $(wildcard include/liveguard/*.h userspace/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
+HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
 .PHONY: all deps test unit-test vm-test demo bench fuzz clean
 all: $(BUILD)/liveguard-bpf
@@ -70,7 +71,7 @@ $(BUILD)/obj/vm/%.o: tests/vm/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/liveguard-bpf: $(BUILD)/obj/main.o $(USERSPACE_OBJS)
+$(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS)
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(USERSPACE_OBJS)
@@ -130,16 +131,16 @@ FUZZ_CXX      ?= clang++
 FUZZ_CXXFLAGS := -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                  -Iinclude -Iuserspace
 FUZZ_TARGETS  ?= pidfile s6_status policy mountinfo proc_stat json test_id
-FUZZ_HEADERS  := $(wildcard include/liveguard/*.h userspace/*.h)
+FUZZ_HEADERS  := $(wildcard include/liveguard/*.h userspace/*/*.h)
 
 # The sources each target needs, and no more.
-$(BUILD)/fuzz/pidfile_fuzz: $(BUILD)/fuzz/obj/pidfile.o
-$(BUILD)/fuzz/s6_status_fuzz: $(BUILD)/fuzz/obj/s6_status.o
-$(BUILD)/fuzz/policy_fuzz: $(BUILD)/fuzz/obj/policy.o
-$(BUILD)/fuzz/mountinfo_fuzz: $(addprefix $(BUILD)/fuzz/obj/,cgroup.o proc.o error.o)
-$(BUILD)/fuzz/proc_stat_fuzz: $(BUILD)/fuzz/obj/proc.o
-$(BUILD)/fuzz/json_fuzz: $(addprefix $(BUILD)/fuzz/obj/,json.o event_format.o)
-$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,event_details.o cgroup.o proc.o json.o error.o)
+$(BUILD)/fuzz/pidfile_fuzz: $(BUILD)/fuzz/obj/policy/pidfile.o
+$(BUILD)/fuzz/s6_status_fuzz: $(BUILD)/fuzz/obj/policy/s6_status.o
+$(BUILD)/fuzz/policy_fuzz: $(BUILD)/fuzz/obj/policy/policy.o
+$(BUILD)/fuzz/mountinfo_fuzz: $(addprefix $(BUILD)/fuzz/obj/base/,cgroup.o proc.o error.o)
+$(BUILD)/fuzz/proc_stat_fuzz: $(BUILD)/fuzz/obj/base/proc.o
+$(BUILD)/fuzz/json_fuzz: $(addprefix $(BUILD)/fuzz/obj/,base/json.o events/event_format.o)
+$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,events/event_details.o base/cgroup.o base/proc.o base/json.o base/error.o)
 
 $(BUILD)/fuzz/obj/%.o: userspace/%.cpp $(FUZZ_HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "liveguard/abi.h"
-#include "pinned_maps.h"
-#include "proc.h"
-#include "cgroup.h"
-#include "protected_cgroups.h"
-#include "protected_set.h"
-#include "session_registry.h"
+#include "kernel/pinned_maps.h"
+#include "base/proc.h"
+#include "base/cgroup.h"
+#include "kernel/protected_cgroups.h"
+#include "kernel/protected_set.h"
+#include "kernel/session_registry.h"
 
 using Clock = std::chrono::steady_clock;
 

@@ -54,15 +54,15 @@
 
 #include "floor.skel.h"
 
-#include "cgroup.h"
-#include "counters.h"
-#include "error.h"
-#include "loader.h"
-#include "pinned_maps.h"
-#include "proc.h"
-#include "protected_cgroups.h"
-#include "protected_set.h"
-#include "session_registry.h"
+#include "base/cgroup.h"
+#include "kernel/counters.h"
+#include "base/error.h"
+#include "kernel/loader.h"
+#include "kernel/pinned_maps.h"
+#include "base/proc.h"
+#include "kernel/protected_cgroups.h"
+#include "kernel/protected_set.h"
+#include "kernel/session_registry.h"
 
 namespace {
 

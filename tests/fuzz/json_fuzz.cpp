@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "event_format.h"
-#include "json.h"
+#include "events/event_format.h"
+#include "base/json.h"
 
 using namespace liveguard;
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "cgroup.h"
+#include "base/cgroup.h"
 
 using namespace liveguard;
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <variant>
 
-#include "pidfile.h"
+#include "policy/pidfile.h"
 
 using namespace liveguard;
 

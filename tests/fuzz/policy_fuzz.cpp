@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 using namespace liveguard;
 

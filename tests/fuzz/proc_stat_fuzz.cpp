@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "proc.h"
+#include "base/proc.h"
 
 using namespace liveguard;
 

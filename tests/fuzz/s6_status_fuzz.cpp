@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "s6_status.h"
+#include "policy/s6_status.h"
 
 using namespace liveguard;
 

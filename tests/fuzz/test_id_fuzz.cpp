@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "event_details.h"
+#include "events/event_details.h"
 
 using namespace liveguard;
 

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "cgroup.h"
-#include "protected_cgroups.h"
-#include "error.h"
+#include "base/cgroup.h"
+#include "kernel/protected_cgroups.h"
+#include "base/error.h"
 
 using liveguard::find_cgroup2_mount;
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 using liveguard::parse_cli;
 using liveguard::ParseResult;

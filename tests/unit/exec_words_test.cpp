@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "exec_words.h"
-#include "guarded_inodes.h"
+#include "kernel/exec_words.h"
+#include "kernel/guarded_inodes.h"
 
 using namespace liveguard;
 
@@ -57,9 +57,9 @@ TEST(GuardedInodes, KeyFollowsSymlinksAndUsesTheKernelsDevEncoding) {
     EXPECT_FALSE(inode_key("/nonexistent/liveguard").has_value());
 }
 
-#include "event_details.h"
-#include "event_format.h"
-#include "json.h"
+#include "events/event_details.h"
+#include "events/event_format.h"
+#include "base/json.h"
 
 TEST(EventDetails, ArgsSplitAtNulAndKeepACutLastOne) {
     std::string b("python3\0-m\0pytest\0tests/x", 25);

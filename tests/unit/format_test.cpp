@@ -2,11 +2,11 @@
 
 #include <cstring>
 
-#include "doctor.h"
-#include "event_format.h"
-#include "json.h"
-#include "proc.h"
-#include "session_runner.h"
+#include "cli/doctor.h"
+#include "events/event_format.h"
+#include "base/json.h"
+#include "base/proc.h"
+#include "sessions/session_runner.h"
 
 using namespace liveguard;
 

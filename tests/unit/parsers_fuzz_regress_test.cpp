@@ -6,9 +6,9 @@
 #include <string>
 #include <variant>
 
-#include "json.h"
-#include "pidfile.h"
-#include "policy.h"
+#include "base/json.h"
+#include "policy/pidfile.h"
+#include "policy/policy.h"
 
 using namespace liveguard;
 

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "pidfile.h"
-#include "policy.h"
-#include "s6_status.h"
+#include "policy/pidfile.h"
+#include "policy/policy.h"
+#include "policy/s6_status.h"
 
 using namespace liveguard;
 

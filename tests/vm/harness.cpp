@@ -20,12 +20,12 @@
 #include <sstream>
 #include <thread>
 
-#include "cgroup.h"
-#include "pinned_maps.h"
-#include "proc.h"
-#include "protected_cgroups.h"
-#include "protected_set.h"
-#include "session_registry.h"
+#include "base/cgroup.h"
+#include "kernel/pinned_maps.h"
+#include "base/proc.h"
+#include "kernel/protected_cgroups.h"
+#include "kernel/protected_set.h"
+#include "kernel/session_registry.h"
 
 namespace lgtest {
 namespace {

@@ -5,10 +5,10 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "base/cgroup.h"
 #include "harness.h"
-#include "pinned_maps.h"
-#include "protected_cgroups.h"
+#include "kernel/pinned_maps.h"
+#include "kernel/protected_cgroups.h"
 
 using namespace lgtest;
 

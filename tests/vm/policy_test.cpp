@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "harness.h"
-#include "s6_status.h"
+#include "policy/s6_status.h"
 
 using namespace lgtest;
 namespace fs = std::filesystem;

@@ -14,9 +14,9 @@
 #include <fstream>
 #include <thread>
 
-#include "counters.h"
+#include "kernel/counters.h"
 #include "harness.h"
-#include "pinned_maps.h"
+#include "kernel/pinned_maps.h"
 
 using namespace lgtest;
 

@@ -17,10 +17,10 @@
 #include <sstream>
 #include <thread>
 
-#include "counters.h"
+#include "kernel/counters.h"
 #include "harness.h"
-#include "pinned_maps.h"
-#include "session_registry.h"
+#include "kernel/pinned_maps.h"
+#include "kernel/session_registry.h"
 
 using namespace lgtest;
 namespace fs = std::filesystem;

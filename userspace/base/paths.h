@@ -1,0 +1,29 @@
+#pragma once
+// Every runtime path under /run/liveguard, in one place: the watcher's
+// state files, the event journal, what `run` records about its sessions.
+// The bpffs pin paths live with the kernel layer (kernel/pins.h).
+namespace liveguard::paths {
+
+inline constexpr const char* kStateDir = "/run/liveguard";
+
+// The policy watcher's pid and start time, its state as JSON (what
+// `status --json` shows), one line per target for people, and its log.
+inline constexpr const char* kWatcherPid = "/run/liveguard/watcher.pid";
+inline constexpr const char* kWatcherState = "/run/liveguard/watcher.json";
+inline constexpr const char* kWatcherTargets = "/run/liveguard/watcher.targets";
+inline constexpr const char* kWatcherLog = "/run/liveguard/watcher.log";
+
+// The event journal every consumer appends to, and the ring-buffer loss
+// total already journalled (so each loss is journalled once).
+inline constexpr const char* kJournal = "/run/liveguard/events.jsonl";
+inline constexpr const char* kLostReported = "/run/liveguard/events.lost-reported";
+
+// Per session: its name, path and root process (<cgroup id>.json).
+inline constexpr const char* kSessionInfoDir = "/run/liveguard/sessions";
+// Per session, per pytest process: "<boot ns>\t<test id>" lines the
+// pytest plugin appends as tests start each phase.
+inline constexpr const char* kTestLogDir = "/run/liveguard/tests";
+// Where `run` puts the pytest plugin for PYTHONPATH.
+inline constexpr const char* kPluginDir = "/run/liveguard/python";
+
+}  // namespace liveguard::paths

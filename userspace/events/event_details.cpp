@@ -1,0 +1,191 @@
+#include "events/event_details.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "base/cgroup.h"
+#include "base/json.h"
+#include "base/paths.h"
+#include "base/proc.h"
+
+namespace liveguard {
+namespace {
+
+std::optional<SessionInfo> read_session_info(std::uint64_t id) {
+    auto text = read_small_file(std::string(paths::kSessionInfoDir) + "/" + std::to_string(id) + ".json", 1 << 16);
+    if (!text) return std::nullopt;
+    auto obj = json::parse_object(*text);
+    if (!obj) return std::nullopt;
+    SessionInfo s;
+    s.name = (*obj)["name"];
+    s.path = (*obj)["path"];
+    s.root_pid = static_cast<pid_t>(std::atol((*obj)["root_pid"].c_str()));
+    return s;
+}
+
+std::string describe_source(std::uint32_t source) {
+    if (source == LG_SOURCE_UNKNOWN) return "";
+    if (source == LG_SOURCE_LIVEGUARD) return "liveguard's policy watcher";
+    if (source == 0) return "liveguard-bpf protect (command line)";
+    std::string want = "#" + std::to_string(source) + "\t";
+    if (auto targets = read_small_file(paths::kWatcherTargets, 1 << 20)) {
+        std::istringstream in(*targets);
+        std::string line;
+        while (std::getline(in, line))
+            if (line.compare(0, want.size(), want) == 0) {
+                std::string rest = line.substr(want.size());
+                return rest.substr(0, rest.find('\t'));
+            }
+    }
+    return "policy [[protect]] #" + std::to_string(source);
+}
+
+}  // namespace
+
+std::vector<std::string> split_args(std::string_view bytes) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= bytes.size(); ++i) {
+        if (i == bytes.size() || bytes[i] == '\0') {
+            if (i > start || (i < bytes.size())) out.emplace_back(bytes.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    while (!out.empty() && out.back().empty()) out.pop_back();
+    return out;
+}
+
+std::string pytest_test_from_environ(std::string_view environ) {
+    const std::string_view key = "PYTEST_CURRENT_TEST=";
+    for (const auto& var : split_args(environ))
+        if (var.compare(0, key.size(), key) == 0) return var.substr(key.size());
+    return "";
+}
+
+std::string test_at(std::string_view log, std::uint64_t boot_ns) {
+    std::string found;
+    std::size_t pos = 0;
+    while (pos < log.size()) {
+        std::size_t nl = log.find('\n', pos);
+        if (nl == std::string_view::npos) break;  // a line still being written
+        std::string_view line = log.substr(pos, nl - pos);
+        pos = nl + 1;
+        std::size_t tab = line.find('\t');
+        if (tab == std::string_view::npos) continue;
+        std::uint64_t t = std::strtoull(std::string(line.substr(0, tab)).c_str(), nullptr, 10);
+        if (t > boot_ns) break;
+        found = std::string(line.substr(tab + 1));
+    }
+    return found;
+}
+
+const std::string& DetailsCache::cgroup_mount() {
+    if (!mount_read_) {
+        mount_read_ = true;
+        try {
+            mount_ = cgroup2_mount();
+        } catch (const std::exception&) {
+        }
+    }
+    return mount_;
+}
+
+std::string DetailsCache::session_path(std::uint64_t id) {
+    if (auto it = paths_.find(id); it != paths_.end()) return it->second;
+    if (cgroup_mount().empty()) return "";
+    auto p = cgroup_path_of_id(mount_, id);
+    if (!p) return "";  // gone, or not yet visible: ask again next time
+    if (paths_.size() > 4096) paths_.clear();
+    return paths_[id] = *p;
+}
+
+std::optional<SessionInfo> DetailsCache::session_info(std::uint64_t id) {
+    if (auto it = infos_.find(id); it != infos_.end()) return it->second;
+    auto info = read_session_info(id);
+    if (!info) return std::nullopt;
+    if (infos_.size() > 4096) infos_.clear();
+    return infos_[id] = *info;
+}
+
+EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
+    EventDetails d;
+    d.argv = split_args(std::string_view(e.args, std::min<std::size_t>(e.args_len, LG_ARGS_LEN)));
+    char buf[PATH_MAX];
+    std::string proc = "/proc/" + std::to_string(e.pid);
+    ssize_t n = ::readlink((proc + "/exe").c_str(), buf, sizeof buf - 1);
+    // The record's comm must still match: the PID may already be reused.
+    auto st = read_proc_stat(static_cast<pid_t>(e.pid));
+    bool same = st && st->comm == std::string(e.comm, strnlen(e.comm, LG_COMM_LEN));
+    if (n > 0 && same) d.exe.assign(buf, static_cast<std::size_t>(n));
+    else d.culprit_gone = true;
+
+    DetailsCache fresh;
+    DetailsCache& c = cache ? *cache : fresh;
+    auto info = c.session_info(e.session_cgroup_id);
+    if (info) {
+        d.session_name = info->name;
+        d.session_path = info->path;
+    } else {
+        d.session_path = c.session_path(e.session_cgroup_id);
+    }
+    // Up to the session's root (the command `run` started); none when the
+    // culprit is that root.
+    bool is_root = info && info->root_pid && e.pid == static_cast<std::uint32_t>(info->root_pid);
+    for (std::uint32_t i = 0; !is_root && i < e.chain_len && i < LG_CHAIN_LEN; ++i) {
+        Ancestor a;
+        a.pid = e.chain[i].pid;
+        a.comm.assign(e.chain[i].comm, strnlen(e.chain[i].comm, LG_COMM_LEN));
+        d.parents.push_back(std::move(a));
+        if (info && info->root_pid && e.chain[i].pid == static_cast<std::uint32_t>(info->root_pid)) break;
+    }
+    d.protected_by = describe_source(e.target_source);
+
+    // The test: the pytest plugin's log of the culprit or an ancestor, at
+    // the event's time; else PYTEST_CURRENT_TEST in an inherited environment.
+    std::vector<std::uint32_t> pids{e.pid};
+    for (const auto& a : d.parents) pids.push_back(a.pid);
+    std::string dir = std::string(paths::kTestLogDir) + "/" + std::to_string(e.session_cgroup_id) + "/";
+    for (auto pid : pids) {
+        if (auto log = read_small_file(dir + std::to_string(pid), 16 << 20)) {
+            d.test = test_at(*log, e.boot_ns);
+            if (!d.test.empty()) break;
+        }
+        if (auto env = read_small_file("/proc/" + std::to_string(pid) + "/environ", 1 << 20)) {
+            d.test = pytest_test_from_environ(*env);
+            if (!d.test.empty()) break;
+        }
+    }
+    return d;
+}
+
+void write_session_info(std::uint64_t id, const SessionInfo& info) {
+    std::error_code ec;
+    std::filesystem::create_directories(paths::kSessionInfoDir, ec);
+    std::string path = std::string(paths::kSessionInfoDir) + "/" + std::to_string(id) + ".json";
+    std::ofstream f(path + ".tmp", std::ios::trunc);
+    f << json::ObjectWriter()
+             .str("name", info.name)
+             .str("path", info.path)
+             .num("root_pid", info.root_pid)
+             .done()
+      << "\n";
+    f.close();
+    std::filesystem::rename(path + ".tmp", path, ec);
+}
+
+void remove_session_info(std::uint64_t id) {
+    std::error_code ec;
+    std::filesystem::remove(std::string(paths::kSessionInfoDir) + "/" + std::to_string(id) + ".json", ec);
+    std::filesystem::remove_all(std::string(paths::kTestLogDir) + "/" + std::to_string(id), ec);
+}
+
+}  // namespace liveguard

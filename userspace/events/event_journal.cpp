@@ -1,0 +1,71 @@
+#include "events/event_journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "base/error.h"
+#include "base/fd.h"
+#include "base/paths.h"
+
+namespace liveguard {
+namespace {
+constexpr off_t kRotateBytes = 32 << 20;
+}
+
+void journal_append(const std::string& line) {
+    ::mkdir(paths::kStateDir, 0755);
+    struct stat st {};
+    if (::stat(paths::kJournal, &st) == 0 && st.st_size > kRotateBytes)
+        ::rename(paths::kJournal, (std::string(paths::kJournal) + ".1").c_str());
+    UniqueFd fd(::open(paths::kJournal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+    if (!fd) throw_errno(std::string("cannot open the event journal ") + paths::kJournal, errno);
+    std::string l = line + "\n";
+    if (::write(fd.get(), l.data(), l.size()) != static_cast<ssize_t>(l.size()))
+        throw_errno(std::string("cannot append to ") + paths::kJournal, errno);
+}
+
+JournalReader::JournalReader(bool from_start)
+    : fd_(::open(paths::kJournal, O_RDONLY | O_CLOEXEC)) {
+    struct stat st {};
+    if (!from_start && fd_ && ::fstat(fd_.get(), &st) == 0) offset_ = st.st_size;
+}
+
+void JournalReader::drain(std::vector<std::string>& lines) {
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::pread(fd_.get(), buf, sizeof buf, offset_);
+        if (n <= 0) break;
+        offset_ += n;
+        partial_.append(buf, static_cast<std::size_t>(n));
+    }
+    std::size_t start = 0, nl;
+    while ((nl = partial_.find('\n', start)) != std::string::npos) {
+        lines.push_back(partial_.substr(start, nl - start));
+        start = nl + 1;
+    }
+    partial_.erase(0, start);
+}
+
+std::vector<std::string> JournalReader::read_new() {
+    std::vector<std::string> lines;
+    if (fd_) drain(lines);
+    // Rotated (or created) since: the file now at the journal's path is
+    // another one; what was held is finished, so read the new one from 0.
+    struct stat now {}, held {};
+    if (::stat(paths::kJournal, &now) != 0) return lines;
+    if (fd_ && ::fstat(fd_.get(), &held) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+        return lines;
+    UniqueFd next(::open(paths::kJournal, O_RDONLY | O_CLOEXEC));
+    if (!next) return lines;
+    fd_ = std::move(next);
+    offset_ = 0;
+    partial_.clear();
+    drain(lines);
+    return lines;
+}
+
+}  // namespace liveguard

@@ -1,0 +1,35 @@
+#pragma once
+// Every consumer of the ring buffer (`events`, `run` at its end) appends
+// what it consumed, as JSON lines with the details only userspace can read,
+// to one journal; every reader prints from the journal. So two readers at
+// once see every event, and none is lost between them.
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "base/fd.h"
+
+namespace liveguard {
+
+// Appends one line (a single write, so concurrent appenders never
+// interleave). Past 32 MiB the journal is rotated to events.jsonl.1.
+void journal_append(const std::string& line);
+
+class JournalReader {
+public:
+    // From the journal's start, or from its current end.
+    explicit JournalReader(bool from_start);
+    // Complete lines appended since the last call. A rotation between
+    // calls loses nothing: the rotated file is read to its end first.
+    std::vector<std::string> read_new();
+
+private:
+    void drain(std::vector<std::string>& lines);
+
+    UniqueFd fd_;  // the file being read, which a rotation renames away
+    off_t offset_ = 0;
+    std::string partial_;
+};
+
+}  // namespace liveguard

@@ -1,0 +1,64 @@
+#include "events/event_stream.h"
+
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/error.h"
+#include "kernel/counters.h"
+
+namespace liveguard {
+
+EventStream::EventStream(int events_fd, int counters_fd, Handler on_event, LostHandler on_lost)
+    : counters_fd_(counters_fd), on_event_(std::move(on_event)), on_lost_(std::move(on_lost)) {
+    rb_ = ring_buffer__new(events_fd, &EventStream::on_sample, this, nullptr);
+    if (!rb_) throw_errno("cannot open the event ring buffer", errno);
+    // Losses from before we started are history; report only new ones.
+    lost_seen_ = read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST];
+}
+
+EventStream::~EventStream() { ring_buffer__free(rb_); }
+
+int EventStream::on_sample(void* ctx, void* data, std::size_t size) {
+    auto* self = static_cast<EventStream*>(ctx);
+    if (size < sizeof(lg_event)) return 0;
+    lg_event e;
+    std::memcpy(&e, data, sizeof e);
+    ++self->handled_;
+    self->on_event_(e);
+    return 0;
+}
+
+void EventStream::check_lost() {
+    std::uint64_t lost = read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST];
+    if (lost > lost_seen_) {
+        on_lost_(lost - lost_seen_, lost);
+        lost_seen_ = lost;
+    }
+}
+
+void EventStream::set_lost_reported(std::uint64_t total) {
+    std::uint64_t now = read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST];
+    lost_seen_ = total <= now ? total : 0;
+}
+
+void EventStream::poll_once(int timeout_ms) {
+    int n = ring_buffer__poll(rb_, timeout_ms);
+    if (n < 0 && n != -EINTR) throw_errno("cannot read the event ring buffer", -n);
+    check_lost();
+}
+
+std::uint64_t EventStream::run(const std::atomic<bool>& stop) {
+    while (!stop.load()) {
+        int n = ring_buffer__poll(rb_, 200);
+        if (n < 0 && n != -EINTR) throw_errno("cannot read the event ring buffer", -n);
+        check_lost();
+    }
+    // Drain what arrived before the stop request.
+    ring_buffer__consume(rb_);
+    check_lost();
+    return handled_;
+}
+
+}  // namespace liveguard

@@ -1,0 +1,98 @@
+#include "kernel/guarded_inodes.h"
+
+#include <bpf/bpf.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cerrno>
+#include <set>
+
+#include "base/error.h"
+
+namespace liveguard {
+
+std::optional<lg_inode_key> inode_key(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    lg_inode_key key{};
+    // The kernel's dev_t packs MAJOR << 20 | MINOR; stat() reports the
+    // userspace encoding of the same device.
+    key.dev = (static_cast<std::uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
+    key.ino = st.st_ino;
+    return key;
+}
+
+const char* inode_kind_name(std::uint32_t kind) {
+    switch (kind) {
+        case LG_INODE_SYSTEMCTL: return "systemctl";
+        case LG_INODE_S6_SVC: return "s6-svc";
+        case LG_INODE_S6_SVSCANCTL: return "s6-svscanctl";
+        case LG_INODE_SUPERVISE_CONTROL: return "supervise-control";
+        case LG_INODE_SVSCAN_CONTROL: return "svscan-control";
+        case LG_INODE_SERVICE_SOCKET: return "service-socket";
+        case LG_INODE_PIN_DIR: return "pin-dir";
+        default: return "unknown";
+    }
+}
+
+bool GuardedInodes::add(const lg_inode_key& key, std::uint32_t kind, std::uint32_t source) {
+    lg_guarded_inode v{};
+    if (bpf_map_lookup_elem(fd_, &key, &v) == 0 && v.kind == kind) return false;
+    v.kind = kind;
+    v.source = source;
+    if (bpf_map_update_elem(fd_, &key, &v, BPF_ANY) != 0)
+        throw_errno(std::string("cannot guard a ") + inode_kind_name(kind) + " file", errno);
+    return true;
+}
+
+bool GuardedInodes::remove(const lg_inode_key& key) {
+    if (bpf_map_delete_elem(fd_, &key) == 0) return true;
+    if (errno == ENOENT) return false;
+    throw_errno("cannot release a guarded file", errno);
+}
+
+std::vector<std::pair<lg_inode_key, lg_guarded_inode>> GuardedInodes::list() const {
+    std::vector<std::pair<lg_inode_key, lg_guarded_inode>> out;
+    lg_inode_key key{}, next{};
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(fd_, prev, &next) == 0) {
+        lg_guarded_inode v{};
+        if (bpf_map_lookup_elem(fd_, &next, &v) == 0) out.emplace_back(next, v);
+        key = next;
+        prev = &key;
+    }
+    return out;
+}
+
+std::vector<ControlBinary> find_control_binaries() {
+    static const std::pair<const char*, std::uint32_t> kNames[] = {
+        {"systemctl", LG_INODE_SYSTEMCTL},
+        {"s6-svc", LG_INODE_S6_SVC},
+        {"s6-svscanctl", LG_INODE_S6_SVSCANCTL},
+    };
+    static const char* kDirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
+                                  "/usr/bin",        "/sbin",          "/bin"};
+    std::vector<ControlBinary> out;
+    std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
+    for (const auto& [name, kind] : kNames) {
+        for (const char* dir : kDirs) {
+            std::string path = std::string(dir) + "/" + name;
+            auto key = inode_key(path);
+            if (!key || !seen.insert({key->dev, key->ino}).second) continue;
+            out.push_back({path, kind});
+        }
+    }
+    return out;
+}
+
+const std::vector<std::string>& service_manager_socket_patterns() {
+    static const std::vector<std::string> kPatterns = {
+        "/run/systemd/private",
+        "/run/dbus/system_bus_socket",
+        "/run/user/*/systemd/private",
+        "/run/user/*/bus",
+    };
+    return kPatterns;
+}
+
+}  // namespace liveguard

@@ -1,0 +1,270 @@
+#include "policy/resolver.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+#include "base/cgroup.h"
+#include "base/fd.h"
+#include "base/proc.h"
+#include "kernel/exec_words.h"
+#include "liveguard/abi.h"
+#include "policy/pidfile.h"
+#include "policy/s6_status.h"
+
+namespace liveguard {
+namespace {
+
+constexpr std::size_t kMaxPidFileBytes = 64 * 1024;
+
+bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+std::vector<std::string> split_path(const std::string& p) {
+    std::vector<std::string> parts;
+    std::size_t pos = 1;
+    while (pos <= p.size()) {
+        auto end = p.find('/', pos);
+        if (end == std::string::npos) end = p.size();
+        if (end > pos) parts.push_back(p.substr(pos, end - pos));
+        pos = end + 1;
+    }
+    return parts;
+}
+
+// Reads a small file without following a final symlink and without
+// blocking on a FIFO; explains what is wrong otherwise.
+std::optional<std::string> read_plain_file(const std::string& path, std::size_t max,
+                                           std::string& warning, bool& missing) {
+    missing = false;
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+    if (!fd) {
+        if (errno == ENOENT) missing = true;
+        else if (errno == ELOOP) warning = path + ": is a symlink; not followed";
+        else warning = path + ": cannot be read: " + std::strerror(errno);
+        return std::nullopt;
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        warning = path + ": not a regular file; ignored";
+        return std::nullopt;
+    }
+    if (static_cast<std::size_t>(st.st_size) > max) {
+        warning = path + ": " + std::to_string(st.st_size) + " bytes, too large; ignored";
+        return std::nullopt;
+    }
+    std::string out(max + 1, '\0');
+    std::size_t got = 0;
+    for (;;) {
+        ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            warning = path + ": read failed: " + std::strerror(errno);
+            return std::nullopt;
+        }
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+        if (got > max) {
+            warning = path + ": grew too large while read; ignored";
+            return std::nullopt;
+        }
+    }
+    out.resize(got);
+    return out;
+}
+
+// The s6-supervise process running in `service_dir`: s6-supervise changes
+// into its service directory, so its cwd names it.
+std::optional<pid_t> find_s6_supervise(const std::string& service_dir) {
+    std::error_code ec;
+    std::string want = std::filesystem::canonical(service_dir, ec).string();
+    if (ec) return std::nullopt;
+    for (pid_t pid : list_pids()) {
+        auto comm = read_small_file("/proc/" + std::to_string(pid) + "/comm", 64);
+        if (!comm || comm->rfind("s6-supervise", 0) != 0) continue;
+        char buf[PATH_MAX];
+        ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/cwd").c_str(), buf, sizeof buf - 1);
+        if (n > 0 && std::string(buf, static_cast<std::size_t>(n)) == want) return pid;
+    }
+    return std::nullopt;
+}
+
+void walk_cgroups(const std::string& dir, int depth, const std::string& unit_glob, Resolution& r) {
+    if (depth > 12) return;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    r.watch_dirs.insert(dir);
+    std::vector<std::string> subdirs;
+    while (auto* e = ::readdir(d)) {
+        if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+        subdirs.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    for (const auto& name : subdirs) {
+        std::string path = dir + "/" + name;
+        if (::fnmatch(unit_glob.c_str(), name.c_str(), 0) == 0) {
+            try {
+                r.cgroups.emplace_back(cgroup_id_of(path), path);
+            } catch (const std::exception&) {
+                // removed while we looked: the next event rescans
+            }
+            continue;  // a unit's own sub-cgroups are inside its protection
+        }
+        walk_cgroups(path, depth + 1, unit_glob, r);
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> expand_glob(const std::string& pattern) {
+    std::vector<std::string> out;
+    glob_t g{};
+    if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0) {
+        for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    }
+    ::globfree(&g);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::set<std::string> glob_watch_dirs(const std::string& pattern) {
+    std::set<std::string> dirs;
+    auto parts = split_path(pattern);
+    if (parts.empty()) return dirs;
+    // The last wildcard-free ancestor of the file, and every directory
+    // matched below it on the way down.
+    std::size_t first_wild = parts.size() - 1;
+    for (std::size_t i = 0; i + 1 < parts.size(); ++i)
+        if (has_wildcard(parts[i])) {
+            first_wild = i;
+            break;
+        }
+    std::string prefix;
+    for (std::size_t i = 0; i < first_wild; ++i) prefix += "/" + parts[i];
+    if (prefix.empty()) prefix = "/";
+    // When that ancestor does not exist yet, watch the nearest one that does.
+    std::string existing = prefix;
+    while (existing != "/" && ::access(existing.c_str(), F_OK) != 0)
+        existing = std::filesystem::path(existing).parent_path().string();
+    dirs.insert(existing);
+    std::string level = prefix == "/" ? "" : prefix;
+    for (std::size_t i = first_wild; i + 1 < parts.size(); ++i) {
+        level += "/" + parts[i];
+        for (const auto& d : expand_glob(level)) {
+            struct stat st {};
+            if (::stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) dirs.insert(d);
+        }
+    }
+    return dirs;
+}
+
+PidFileOutcome read_pid_file(const std::string& path) {
+    PidFileOutcome o;
+    bool missing = false;
+    auto text = read_plain_file(path, kMaxPidFileBytes, o.warning, missing);
+    if (!text) return o;  // missing: nothing to do; else the warning says why
+    auto parsed = parse_pid_file(*text);
+    if (auto* problem = std::get_if<PidFileProblem>(&parsed)) {
+        if (*problem == PidFileProblem::Malformed)
+            o.warning = path + ": " + describe(*problem);
+        else
+            o.retry = true;  // being written: look again shortly
+        return o;
+    }
+    const auto& rec = std::get<PidFileRecord>(parsed);
+    auto st = read_proc_stat(rec.pid);
+    if (!st) return o;  // the process is gone: a stale file
+    if (rec.start_time && *rec.start_time != st->start_ticks) {
+        o.warning = path + ": names pid " + std::to_string(rec.pid) + " with start_time " +
+                    std::to_string(*rec.start_time) + ", but that process started at " +
+                    std::to_string(st->start_ticks) + " (stale file or reused PID); not protected";
+        return o;
+    }
+    o.pid = rec.pid;
+    return o;
+}
+
+Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
+    Resolution r;
+    switch (t.kind) {
+        case TargetKind::Pid:
+            if (read_proc_stat(t.pid)) r.processes.push_back({t.pid, false, "pid from the policy"});
+            else r.warnings.push_back("pid " + std::to_string(t.pid) + ": no such process");
+            break;
+        case TargetKind::PidFile:
+            r.watch_dirs = glob_watch_dirs(t.pattern);
+            for (const auto& path : expand_glob(t.pattern)) {
+                r.watch_dirs.insert(std::filesystem::path(path).parent_path().string());
+                auto o = read_pid_file(path);
+                if (o.pid) r.processes.push_back({*o.pid, false, "pid file " + path});
+                if (!o.warning.empty()) r.warnings.push_back(o.warning);
+                r.retry |= o.retry;
+            }
+            break;
+        case TargetKind::S6:
+            r.watch_dirs = glob_watch_dirs(t.pattern);
+            for (const auto& dir : expand_glob(t.pattern)) {
+                r.watch_dirs.insert(dir);
+                std::string sup = dir + "/supervise";
+                // s6-svc and a plain write both go through this FIFO; the
+                // scan directory's own FIFO can stop every service in it.
+                r.guarded_files.emplace_back(sup + "/control", LG_INODE_SUPERVISE_CONTROL);
+                std::string scandir = std::filesystem::path(dir).parent_path().string();
+                if (::access((scandir + "/.s6-svscan").c_str(), F_OK) == 0) {
+                    r.watch_dirs.insert(scandir + "/.s6-svscan");
+                    r.guarded_files.emplace_back(scandir + "/.s6-svscan/control", LG_INODE_SVSCAN_CONTROL);
+                    for (auto& w : path_words(scandir, false)) r.exec_words.emplace_back(w, LG_WORD_S6_SCANDIR);
+                }
+                for (auto& w : path_words(dir, true)) r.exec_words.emplace_back(w, LG_WORD_S6_SERVICE);
+                if (::access(sup.c_str(), F_OK) == 0) r.watch_dirs.insert(sup);
+                if (auto s = find_s6_supervise(dir))
+                    r.processes.push_back({*s, true, "s6-supervise of " + dir});
+                else
+                    r.retry = true;  // s6-svscan has not started it yet
+                std::string warning;
+                bool missing = false;
+                auto bytes = read_plain_file(sup + "/status", 64, warning, missing);
+                if (!bytes) {
+                    if (!warning.empty()) r.warnings.push_back(warning);
+                    continue;
+                }
+                auto status = parse_s6_status(*bytes);
+                if (!status)
+                    r.warnings.push_back(sup + "/status: not an s6 status file (" +
+                                         std::to_string(bytes->size()) + " bytes)");
+                else if (status->pid)
+                    r.processes.push_back({*status->pid, false, "s6 service " + dir});
+            }
+            break;
+        case TargetKind::SystemdUnit:
+            walk_cgroups(cgroup_mount, 0, t.pattern, r);
+            // systemctl names units whether or not they run right now.
+            if (!has_wildcard(t.pattern))
+                for (auto& w : unit_words(t.pattern)) r.exec_words.emplace_back(w, LG_WORD_PROTECTED_UNIT);
+            for (const auto& c : r.cgroups)
+                for (auto& w : unit_words(std::filesystem::path(c.second).filename().string()))
+                    r.exec_words.emplace_back(w, LG_WORD_PROTECTED_UNIT);
+            break;
+        case TargetKind::Cgroup:
+            r.watch_dirs = glob_watch_dirs(t.pattern);
+            for (const auto& dir : expand_glob(t.pattern)) {
+                try {
+                    require_cgroup2_dir(dir);
+                    r.cgroups.emplace_back(cgroup_id_of(dir), dir);
+                } catch (const std::exception& e) {
+                    r.warnings.push_back(e.what());
+                }
+            }
+            break;
+    }
+    return r;
+}
+
+}  // namespace liveguard

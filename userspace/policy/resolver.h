@@ -1,0 +1,56 @@
+#pragma once
+// Turning a policy target into what the kernel needs: the processes to
+// mark and the cgroups to protect, plus the directories whose changes can
+// change that answer. Reads the filesystem and /proc; changes nothing.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace liveguard {
+
+struct ProcessToProtect {
+    pid_t pid = 0;
+    bool inherit = false;  // a supervisor: its children are protected at fork
+    std::string why;       // e.g. "s6-supervise of /run/service/gateway-default"
+};
+
+struct Resolution {
+    std::vector<ProcessToProtect> processes;
+    std::vector<std::pair<std::uint64_t, std::string>> cgroups;  // id, path
+    std::set<std::string> watch_dirs;
+    // Side doors to the target: files guarded by identity (path, enum
+    // lg_inode_kind) and the words naming it to service-control commands
+    // (word, enum lg_word_flags).
+    std::vector<std::pair<std::string, std::uint32_t>> guarded_files;
+    std::vector<std::pair<std::string, std::uint32_t>> exec_words;
+    std::vector<std::string> warnings;  // each names the file it is about
+    bool retry = false;                 // a torn read or a supervisor not up yet
+};
+
+// Expands a glob to existing paths (sorted); a pattern without wildcards
+// yields itself when it exists.
+std::vector<std::string> expand_glob(const std::string& pattern);
+
+// Directories whose entries can change the expansion of `pattern`: every
+// existing directory matched by each prefix of the pattern, starting at
+// its last wildcard-free ancestor.
+std::set<std::string> glob_watch_dirs(const std::string& pattern);
+
+Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount);
+
+// Reads a PID file, retrying torn reads; validates start_time.
+// Reads of a file that is not a regular file, or is too large, warn.
+struct PidFileOutcome {
+    std::optional<pid_t> pid;
+    std::string warning;
+    bool retry = false;
+};
+PidFileOutcome read_pid_file(const std::string& path);
+
+}  // namespace liveguard

@@ -1,0 +1,338 @@
+#include "sessions/session_runner.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "base/cgroup.h"
+#include "base/error.h"
+#include "base/fd.h"
+#include "base/json.h"
+#include "base/paths.h"
+#include "base/privileges.h"
+#include "base/proc.h"
+#include "events/event_collector.h"
+#include "events/event_details.h"
+#include "events/event_journal.h"
+#include "kernel/loader.h"
+#include "kernel/pinned_maps.h"
+#include "kernel/session_registry.h"
+
+namespace liveguard {
+namespace {
+
+struct Account {
+    uid_t uid;
+    gid_t gid;
+    std::string name;
+};
+
+Account lookup_user(const std::string& user) {
+    struct passwd pw {};
+    struct passwd* res = nullptr;
+    std::vector<char> buf(16384);
+    if (auto uid = parse_pid(user)) {  // numeric uid
+        if (getpwuid_r(static_cast<uid_t>(*uid), &pw, buf.data(), buf.size(), &res) == 0 && res)
+            return {pw.pw_uid, pw.pw_gid, pw.pw_name};
+        throw Error("no user with uid " + user, "give an existing user name or uid");
+    }
+    if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &res) != 0 || !res)
+        throw Error("no such user: " + user, "give an existing user name or uid (see getent passwd)");
+    return {pw.pw_uid, pw.pw_gid, pw.pw_name};
+}
+
+// The session's cgroup: created and tagged on construction; on
+// destruction every process left in it is killed, the cgroup removed and
+// only then untagged, so stragglers stay restricted until they are gone.
+class SessionCgroup {
+public:
+    SessionCgroup(SessionRegistry& registry, const std::string& mount, const std::string& parent)
+        : registry_(registry) {
+        if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
+            throw_errno("cannot create " + parent, errno,
+                        "check that the cgroup v2 hierarchy at " + mount + " is writable");
+        for (int attempt = 0;; ++attempt) {
+            path_ = parent + "/run-" + std::to_string(::getpid()) +
+                    (attempt ? "-" + std::to_string(attempt) : "");
+            if (::mkdir(path_.c_str(), 0755) == 0) break;
+            if (errno != EEXIST || attempt > 100) throw_errno("cannot create " + path_, errno);
+        }
+        try {
+            registry_.tag(mount, path_, &id_);
+        } catch (...) {
+            ::rmdir(path_.c_str());
+            throw;
+        }
+    }
+    ~SessionCgroup() {
+        kill_remaining();
+        bool removed = false;
+        for (int i = 0; i < 500; ++i) {
+            if (::rmdir(path_.c_str()) == 0 || errno == ENOENT) {
+                removed = true;
+                break;
+            }
+            if (errno != EBUSY) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (!removed) {
+            // Survivors stay restricted: the tag goes only with the cgroup.
+            std::fprintf(stderr,
+                         "liveguard-bpf: warning: %s still has processes; it stays tagged "
+                         "(untag it once they are gone)\n", path_.c_str());
+            return;
+        }
+        try {
+            registry_.untag_id(id_);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "liveguard-bpf: warning: %s\n", e.what());
+        }
+    }
+    SessionCgroup(const SessionCgroup&) = delete;
+    SessionCgroup& operator=(const SessionCgroup&) = delete;
+
+    const std::string& path() const { return path_; }
+    std::uint64_t id() const { return id_; }
+
+private:
+    void kill_remaining() {
+        // cgroup.kill (5.14+) reaches processes that fork while we kill.
+        UniqueFd fd(::open((path_ + "/cgroup.kill").c_str(), O_WRONLY | O_CLOEXEC));
+        if (fd && ::write(fd.get(), "1", 1) == 1) return;
+        for (int round = 0; round < 50; ++round) {
+            auto procs = read_small_file(path_ + "/cgroup.procs");
+            if (!procs || procs->empty()) return;
+            std::size_t pos = 0;
+            while (pos < procs->size()) {
+                auto end = procs->find('\n', pos);
+                if (auto pid = parse_pid(std::string_view(*procs).substr(pos, end - pos)))
+                    ::kill(*pid, SIGKILL);
+                if (end == std::string::npos) break;
+                pos = end + 1;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+
+    SessionRegistry& registry_;
+    std::string path_;
+    std::uint64_t id_ = 0;
+};
+
+// Loaded into pytest through PYTEST_PLUGINS: logs which test is running,
+// with CLOCK_BOOTTIME stamps that events carry too, so an event names the
+// test that was running when it happened. pytest's own PYTEST_CURRENT_TEST
+// is invisible from outside the pytest process.
+constexpr const char* kPytestPlugin = R"PY(# Written by liveguard-bpf run: tells liveguard which test is running.
+import os
+import time
+
+_dir = os.environ.get("LIVEGUARD_TEST_LOG_DIR")
+
+
+def _log(item, when):
+    if not _dir:
+        return
+    try:
+        with open(os.path.join(_dir, str(os.getpid())), "a") as f:
+            f.write("%d\t%s (%s)\n" % (time.clock_gettime_ns(time.CLOCK_BOOTTIME), item.nodeid, when))
+    except OSError:
+        pass
+
+
+def pytest_runtest_setup(item):
+    _log(item, "setup")
+
+
+def pytest_runtest_call(item):
+    _log(item, "call")
+
+
+def pytest_runtest_teardown(item):
+    _log(item, "teardown")
+)PY";
+
+
+void prepend_env(const char* name, const std::string& value, char sep) {
+    const char* old = ::getenv(name);
+    std::string v = old && *old ? value + sep + old : value;
+    ::setenv(name, v.c_str(), 1);
+}
+
+// What the session's events say: a count per door and the first culprits.
+struct Summary {
+    std::size_t total = 0;
+    bool audited = false;
+    std::map<std::string, std::size_t> per_hook;
+    std::vector<std::string> culprits;
+};
+
+Summary summarise(const std::vector<std::string>& lines, std::uint64_t id) {
+    Summary s;
+    std::string want = std::to_string(id);
+    for (const auto& line : lines) {
+        auto o = json::parse_object(line);
+        if (!o || (*o)["session_cgroup_id"] != want) continue;
+        ++s.total;
+        s.audited |= (*o)["verdict"] == "audited";
+        ++s.per_hook[(*o)["hook"]];
+        if (s.culprits.size() < 5) {
+            std::string test = (*o)["test"];
+            s.culprits.push_back((*o)["comm"] + "[" + (*o)["pid"] + "] " + (*o)["act"] +
+                                 (test.empty() || test == "null" ? "" : "\n      in test " + test));
+        }
+    }
+    return s;
+}
+
+void print_summary(const Summary& s, const std::string& label) {
+    if (s.total == 0) {
+        std::fprintf(stderr, "liveguard: session %s: nothing was refused\n", label.c_str());
+        return;
+    }
+    std::string hooks;
+    for (const auto& [h, n] : s.per_hook) hooks += (hooks.empty() ? "" : ", ") + h + " " + std::to_string(n);
+    std::fprintf(stderr, "liveguard: session %s: %zu %s (%s)\n", label.c_str(), s.total,
+                 s.audited ? (s.total == 1 ? "act seen that enforcement would refuse (AUDIT-ONLY: not blocked)"
+                                           : "acts seen that enforcement would refuse (AUDIT-ONLY: not blocked)")
+                           : (s.total == 1 ? "act refused" : "acts refused"),
+                 hooks.c_str());
+    for (const auto& c : s.culprits) std::fprintf(stderr, "  - %s\n", c.c_str());
+    if (s.total > s.culprits.size())
+        std::fprintf(stderr, "  ... and %zu more: liveguard-bpf events --since 1h --session %s\n",
+                     s.total - s.culprits.size(), label.c_str());
+}
+
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int sig) {
+    if (g_child > 0) ::kill(g_child, sig);
+}
+
+}  // namespace
+
+int shell_status(int st) {
+    if (WIFEXITED(st)) return WEXITSTATUS(st);
+    if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    return 1;
+}
+
+int run_session(const RunOptions& opts) {
+    require_root("run");
+    if (opts.argv.empty()) throw Error("no command given", "usage: liveguard-bpf run -- CMD [ARGS...]", 2);
+    std::optional<Account> account;
+    if (opts.user) account = lookup_user(*opts.user);
+
+    PinnedMaps maps = PinnedMaps::open();
+    SessionRegistry registry(maps.sessions.get(), maps.settings.get());
+    std::string mount = cgroup2_mount();
+    SessionCgroup session(registry, mount, opts.parent.value_or(mount + "/liveguard"));
+    std::string procs = session.path() + "/cgroup.procs";
+    std::string label = opts.name.value_or(std::to_string(session.id()));
+    // Events of this session are those journalled from now on.
+    JournalReader journal(false);
+    std::string test_log = std::string(paths::kTestLogDir) + "/" + std::to_string(session.id());
+    {
+        std::error_code ec;
+        std::filesystem::create_directories(test_log, ec);
+        std::filesystem::create_directories(paths::kPluginDir, ec);
+        // The test may run as another user (--user); the sticky bit keeps
+        // each process to its own log.
+        ::chmod(test_log.c_str(), 01777);
+        std::ofstream(std::string(paths::kPluginDir) + "/liveguard_pytest.py", std::ios::trunc) << kPytestPlugin;
+    }
+
+    std::vector<char*> argv;
+    for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+
+    // The child reports a failure before exec through this pipe, so the
+    // parent can tell "could not start" from the command's own status.
+    int errpipe[2];
+    if (::pipe2(errpipe, O_CLOEXEC) != 0) throw_errno("cannot create a pipe", errno);
+    UniqueFd err_read(errpipe[0]), err_write(errpipe[1]);
+
+    pid_t child = ::fork();
+    if (child < 0) throw_errno("cannot fork", errno);
+    if (child == 0) {
+        auto fail = [&](const char* step) {
+            int e = errno;
+            char msg[512];
+            int n = std::snprintf(msg, sizeof msg, "%s: %s", step, std::strerror(e));
+            (void)!::write(err_write.get(), msg, static_cast<std::size_t>(n));
+            ::_exit(127);
+        };
+        prepend_env("PYTHONPATH", paths::kPluginDir, ':');
+        prepend_env("PYTEST_PLUGINS", "liveguard_pytest", ',');
+        ::setenv("LIVEGUARD_TEST_LOG_DIR", test_log.c_str(), 1);
+        ::setenv("LIVEGUARD_SESSION", label.c_str(), 1);
+        // Join before anything else runs: nothing of CMD ever runs outside.
+        int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ::write(fd, "0", 1) != 1) fail("cannot join the session cgroup");
+        ::close(fd);
+        if (account) {
+            if (::initgroups(account->name.c_str(), account->gid) != 0) fail("initgroups");
+            if (::setgid(account->gid) != 0) fail("setgid");
+            if (::setuid(account->uid) != 0) fail("setuid");
+        }
+        ::execvp(argv[0], argv.data());
+        fail((std::string("cannot run ") + argv[0]).c_str());
+    }
+    err_write.reset();
+    g_child = child;
+    write_session_info(session.id(), SessionInfo{label, session.path(), child});
+    // Like system(): the terminal's ^C reaches the command directly; the
+    // runner stays to clean up. Termination requests are passed on.
+    struct sigaction ign {}, fwd {}, old_int {}, old_quit {}, old_term {}, old_hup {};
+    ign.sa_handler = SIG_IGN;
+    fwd.sa_handler = forward_signal;
+    ::sigaction(SIGINT, &ign, &old_int);
+    ::sigaction(SIGQUIT, &ign, &old_quit);
+    ::sigaction(SIGTERM, &fwd, &old_term);
+    ::sigaction(SIGHUP, &fwd, &old_hup);
+
+    char msg[512];
+    ssize_t n;
+    while ((n = ::read(err_read.get(), msg, sizeof msg - 1)) < 0 && errno == EINTR) {}
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    g_child = 0;
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    ::sigaction(SIGHUP, &old_hup, nullptr);
+    if (n > 0) {
+        msg[n] = '\0';
+        remove_session_info(session.id());
+        throw Error(msg, "check the command and the user", 127);
+    }
+    int rc = shell_status(status);
+    // Every event of the session is in the ring buffer by now: collect
+    // them (another consumer may have journalled some already).
+    Summary s;
+    try {
+        EventCollector(maps).poll(0);
+        s = summarise(journal.read_new(), session.id());
+        print_summary(s, label);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "liveguard-bpf: warning: no summary: %s\n", e.what());
+    }
+    remove_session_info(session.id());
+    if (opts.fail_on_violation && s.total > 0 && rc == 0) return 3;
+    return rc;
+}
+
+}  // namespace liveguard
