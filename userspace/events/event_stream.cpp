@@ -25,7 +25,6 @@ int EventStream::on_sample(void* ctx, void* data, std::size_t size) {
     if (size < sizeof(lg_event)) return 0;
     lg_event e;
     std::memcpy(&e, data, sizeof e);
-    ++self->handled_;
     self->on_event_(e);
     return 0;
 }
@@ -47,18 +46,6 @@ void EventStream::poll_once(int timeout_ms) {
     int n = ring_buffer__poll(rb_, timeout_ms);
     if (n < 0 && n != -EINTR) throw_errno("cannot read the event ring buffer", -n);
     check_lost();
-}
-
-std::uint64_t EventStream::run(const std::atomic<bool>& stop) {
-    while (!stop.load()) {
-        int n = ring_buffer__poll(rb_, 200);
-        if (n < 0 && n != -EINTR) throw_errno("cannot read the event ring buffer", -n);
-        check_lost();
-    }
-    // Drain what arrived before the stop request.
-    ring_buffer__consume(rb_);
-    check_lost();
-    return handled_;
 }
 
 }  // namespace liveguard

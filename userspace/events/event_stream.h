@@ -1,7 +1,7 @@
 #pragma once
 // Consuming the pinned ring buffer. The ring buffer has one consumer
 // position, shared by every reader: two `events` at once split the stream.
-#include <atomic>
+#include <cstdint>
 #include <functional>
 
 #include "liveguard/abi.h"
@@ -21,8 +21,6 @@ public:
     EventStream(const EventStream&) = delete;
     EventStream& operator=(const EventStream&) = delete;
 
-    // Polls until `stop` becomes true; returns the number of events handled.
-    std::uint64_t run(const std::atomic<bool>& stop);
     // Waits up to `timeout_ms` for events and handles what arrived.
     void poll_once(int timeout_ms);
     // Losses up to `total` were reported already (by an earlier consumer);
@@ -37,7 +35,6 @@ private:
     int counters_fd_;
     Handler on_event_;
     LostHandler on_lost_;
-    std::uint64_t handled_ = 0;
     std::uint64_t lost_seen_ = 0;
 };
 
