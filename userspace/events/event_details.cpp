@@ -1,36 +1,19 @@
 #include "events/event_details.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <climits>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
 #include "base/cgroup.h"
-#include "base/json.h"
 #include "base/paths.h"
 #include "base/proc.h"
 
 namespace liveguard {
 namespace {
-
-std::optional<SessionInfo> read_session_info(std::uint64_t id) {
-    auto text = read_small_file(std::string(paths::kSessionInfoDir) + "/" + std::to_string(id) + ".json", 1 << 16);
-    if (!text) return std::nullopt;
-    auto obj = json::parse_object(*text);
-    if (!obj) return std::nullopt;
-    SessionInfo s;
-    s.name = (*obj)["name"];
-    s.path = (*obj)["path"];
-    s.root_pid = static_cast<pid_t>(std::atol((*obj)["root_pid"].c_str()));
-    return s;
-}
 
 std::string describe_source(std::uint32_t source) {
     if (source == LG_SOURCE_UNKNOWN) return "";
@@ -165,27 +148,6 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
         }
     }
     return d;
-}
-
-void write_session_info(std::uint64_t id, const SessionInfo& info) {
-    std::error_code ec;
-    std::filesystem::create_directories(paths::kSessionInfoDir, ec);
-    std::string path = std::string(paths::kSessionInfoDir) + "/" + std::to_string(id) + ".json";
-    std::ofstream f(path + ".tmp", std::ios::trunc);
-    f << json::ObjectWriter()
-             .str("name", info.name)
-             .str("path", info.path)
-             .num("root_pid", info.root_pid)
-             .done()
-      << "\n";
-    f.close();
-    std::filesystem::rename(path + ".tmp", path, ec);
-}
-
-void remove_session_info(std::uint64_t id) {
-    std::error_code ec;
-    std::filesystem::remove(std::string(paths::kSessionInfoDir) + "/" + std::to_string(id) + ".json", ec);
-    std::filesystem::remove_all(std::string(paths::kTestLogDir) + "/" + std::to_string(id), ec);
 }
 
 }  // namespace liveguard

@@ -3,8 +3,6 @@
 // when the event is consumed: its executable, the test it belongs to, the
 // session's name and path, what protects the target. A process already
 // gone is said to be gone; nothing is guessed.
-#include <sys/types.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "events/session_info.h"
 #include "liveguard/abi.h"
 
 namespace liveguard {
@@ -30,13 +29,6 @@ struct EventDetails {
     std::string session_name;
     std::string protected_by;       // e.g. pidfile "/home/u/.hermes/gateway.pid"
     std::string test;               // pytest's id of the running test, or empty
-};
-
-// What `run` records about its session for the events that name it.
-struct SessionInfo {
-    std::string name;
-    std::string path;
-    pid_t root_pid = 0;
 };
 
 // What a consumer learns once per session rather than once per event: a
@@ -65,8 +57,5 @@ std::vector<std::string> split_args(std::string_view bytes);
 std::string pytest_test_from_environ(std::string_view environ);
 // The test running at `boot_ns` according to a plugin log.
 std::string test_at(std::string_view log, std::uint64_t boot_ns);
-
-void write_session_info(std::uint64_t id, const SessionInfo& info);
-void remove_session_info(std::uint64_t id);
 
 }  // namespace liveguard

@@ -1,0 +1,53 @@
+#include "events/session_info.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "base/json.h"
+#include "base/paths.h"
+#include "base/proc.h"
+
+namespace liveguard {
+namespace {
+
+std::string info_path(std::uint64_t id) {
+    return std::string(paths::kSessionInfoDir) + "/" + std::to_string(id) + ".json";
+}
+
+}  // namespace
+
+void write_session_info(std::uint64_t id, const SessionInfo& info) {
+    std::error_code ec;
+    std::filesystem::create_directories(paths::kSessionInfoDir, ec);
+    std::string path = info_path(id);
+    std::ofstream f(path + ".tmp", std::ios::trunc);
+    f << json::ObjectWriter()
+             .str("name", info.name)
+             .str("path", info.path)
+             .num("root_pid", info.root_pid)
+             .done()
+      << "\n";
+    f.close();
+    std::filesystem::rename(path + ".tmp", path, ec);
+}
+
+std::optional<SessionInfo> read_session_info(std::uint64_t id) {
+    auto text = read_small_file(info_path(id), 1 << 16);
+    if (!text) return std::nullopt;
+    auto obj = json::parse_object(*text);
+    if (!obj) return std::nullopt;
+    SessionInfo s;
+    s.name = (*obj)["name"];
+    s.path = (*obj)["path"];
+    s.root_pid = static_cast<pid_t>(std::atol((*obj)["root_pid"].c_str()));
+    return s;
+}
+
+void remove_session_info(std::uint64_t id) {
+    std::error_code ec;
+    std::filesystem::remove(info_path(id), ec);
+    std::filesystem::remove_all(std::string(paths::kTestLogDir) + "/" + std::to_string(id), ec);
+}
+
+}  // namespace liveguard
