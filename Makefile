@@ -63,6 +63,12 @@ $(BUILD)/obj/%.o: userspace/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
+# The pytest plugin `run` installs, embedded as a C++ raw string literal.
+$(BUILD)/gen/liveguard_pytest.py.inc: userspace/sessions/liveguard_pytest.py
+	@mkdir -p $(dir $@)
+	{ printf 'R"LGPY('; cat $<; printf ')LGPY"\n'; } > $@
+$(BUILD)/obj/sessions/session_runner.o: $(BUILD)/gen/liveguard_pytest.py.inc
+
 $(BUILD)/obj/unit/%.o: tests/unit/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DLIVEGUARD_SOURCE_DIR='"$(CURDIR)"' -c $< -o $@

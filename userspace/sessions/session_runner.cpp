@@ -132,39 +132,14 @@ private:
     std::uint64_t id_ = 0;
 };
 
-// Loaded into pytest through PYTEST_PLUGINS: logs which test is running,
-// with CLOCK_BOOTTIME stamps that events carry too, so an event names the
-// test that was running when it happened. pytest's own PYTEST_CURRENT_TEST
-// is invisible from outside the pytest process.
-constexpr const char* kPytestPlugin = R"PY(# Written by liveguard-bpf run: tells liveguard which test is running.
-import os
-import time
-
-_dir = os.environ.get("LIVEGUARD_TEST_LOG_DIR")
-
-
-def _log(item, when):
-    if not _dir:
-        return
-    try:
-        with open(os.path.join(_dir, str(os.getpid())), "a") as f:
-            f.write("%d\t%s (%s)\n" % (time.clock_gettime_ns(time.CLOCK_BOOTTIME), item.nodeid, when))
-    except OSError:
-        pass
-
-
-def pytest_runtest_setup(item):
-    _log(item, "setup")
-
-
-def pytest_runtest_call(item):
-    _log(item, "call")
-
-
-def pytest_runtest_teardown(item):
-    _log(item, "teardown")
-)PY";
-
+// sessions/liveguard_pytest.py, loaded into pytest through PYTEST_PLUGINS:
+// logs which test is running, with CLOCK_BOOTTIME stamps that events carry
+// too, so an event names the test that was running when it happened.
+// pytest's own PYTEST_CURRENT_TEST is invisible from outside the pytest
+// process.
+constexpr const char* kPytestPlugin =
+#include "gen/liveguard_pytest.py.inc"
+;
 
 void prepend_env(const char* name, const std::string& value, char sep) {
     const char* old = ::getenv(name);
