@@ -14,22 +14,20 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <thread>
 
 #include "base/cgroup.h"
 #include "base/error.h"
 #include "base/fd.h"
-#include "base/json.h"
 #include "base/paths.h"
 #include "base/privileges.h"
 #include "base/proc.h"
 #include "events/event_collector.h"
 #include "events/event_journal.h"
 #include "events/session_info.h"
-#include "kernel/loader.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/session_registry.h"
+#include "sessions/session_summary.h"
 
 namespace liveguard {
 namespace {
@@ -147,50 +145,6 @@ void prepend_env(const char* name, const std::string& value, char sep) {
     ::setenv(name, v.c_str(), 1);
 }
 
-// What the session's events say: a count per door and the first culprits.
-struct Summary {
-    std::size_t total = 0;
-    bool audited = false;
-    std::map<std::string, std::size_t> per_hook;
-    std::vector<std::string> culprits;
-};
-
-Summary summarise(const std::vector<std::string>& lines, std::uint64_t id) {
-    Summary s;
-    std::string want = std::to_string(id);
-    for (const auto& line : lines) {
-        auto o = json::parse_object(line);
-        if (!o || (*o)["session_cgroup_id"] != want) continue;
-        ++s.total;
-        s.audited |= (*o)["verdict"] == "audited";
-        ++s.per_hook[(*o)["hook"]];
-        if (s.culprits.size() < 5) {
-            std::string test = (*o)["test"];
-            s.culprits.push_back((*o)["comm"] + "[" + (*o)["pid"] + "] " + (*o)["act"] +
-                                 (test.empty() || test == "null" ? "" : "\n      in test " + test));
-        }
-    }
-    return s;
-}
-
-void print_summary(const Summary& s, const std::string& label) {
-    if (s.total == 0) {
-        std::fprintf(stderr, "liveguard: session %s: nothing was refused\n", label.c_str());
-        return;
-    }
-    std::string hooks;
-    for (const auto& [h, n] : s.per_hook) hooks += (hooks.empty() ? "" : ", ") + h + " " + std::to_string(n);
-    std::fprintf(stderr, "liveguard: session %s: %zu %s (%s)\n", label.c_str(), s.total,
-                 s.audited ? (s.total == 1 ? "act seen that enforcement would refuse (AUDIT-ONLY: not blocked)"
-                                           : "acts seen that enforcement would refuse (AUDIT-ONLY: not blocked)")
-                           : (s.total == 1 ? "act refused" : "acts refused"),
-                 hooks.c_str());
-    for (const auto& c : s.culprits) std::fprintf(stderr, "  - %s\n", c.c_str());
-    if (s.total > s.culprits.size())
-        std::fprintf(stderr, "  ... and %zu more: liveguard-bpf events --since 1h --session %s\n",
-                     s.total - s.culprits.size(), label.c_str());
-}
-
 volatile sig_atomic_t g_child = 0;
 
 void forward_signal(int sig) {
@@ -297,11 +251,11 @@ int run_session(const RunOptions& opts) {
     int rc = shell_status(status);
     // Every event of the session is in the ring buffer by now: collect
     // them (another consumer may have journalled some already).
-    Summary s;
+    SessionSummary s;
     try {
         EventCollector(maps).poll(0);
-        s = summarise(journal.read_new(), session.id());
-        print_summary(s, label);
+        s = summarise_session(journal.read_new(), session.id());
+        print_session_summary(s, label);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "liveguard-bpf: warning: no summary: %s\n", e.what());
     }
