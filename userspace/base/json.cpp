@@ -146,6 +146,16 @@ bool skip_value(Cursor& c, int depth = 0) {
     return c.i > start;
 }
 
+// A member or element as the parsers hand it out: a string decoded, any
+// other value as its raw text.
+std::optional<std::string> read_plain_value(Cursor& c) {
+    c.ws();
+    if (c.i < c.s.size() && c.s[c.i] == '"') return read_string(c);
+    std::size_t start = c.i;
+    if (!skip_value(c)) return std::nullopt;
+    return std::string(c.s.substr(start, c.i - start));
+}
+
 }  // namespace
 
 std::optional<std::map<std::string, std::string>> parse_object(std::string_view text) {
@@ -156,18 +166,29 @@ std::optional<std::map<std::string, std::string>> parse_object(std::string_view 
     for (;;) {
         auto key = read_string(c);
         if (!key || !c.eat(':')) return std::nullopt;
-        c.ws();
-        if (c.i < c.s.size() && c.s[c.i] == '"') {
-            auto v = read_string(c);
-            if (!v) return std::nullopt;
-            out[*key] = *v;
-        } else {
-            std::size_t start = c.i;
-            if (!skip_value(c)) return std::nullopt;
-            out[*key] = std::string(text.substr(start, c.i - start));
-        }
+        auto v = read_plain_value(c);
+        if (!v) return std::nullopt;
+        out[*key] = std::move(*v);
         if (c.eat('}')) break;
         if (!c.eat(',')) return std::nullopt;
+    }
+    c.ws();
+    if (c.i != text.size()) return std::nullopt;
+    return out;
+}
+
+std::optional<std::vector<std::string>> parse_array(std::string_view text) {
+    Cursor c{text};
+    std::vector<std::string> out;
+    if (!c.eat('[')) return std::nullopt;
+    if (!c.eat(']')) {
+        for (;;) {
+            auto v = read_plain_value(c);
+            if (!v) return std::nullopt;
+            out.push_back(std::move(*v));
+            if (c.eat(']')) break;
+            if (!c.eat(',')) return std::nullopt;
+        }
     }
     c.ws();
     if (c.i != text.size()) return std::nullopt;
@@ -179,6 +200,12 @@ ObjectWriter& ObjectWriter::raw(std::string_view key, std::string_view json_valu
     first_ = false;
     out_ += quote(key);
     out_ += ":";
+    out_ += json_value;
+    return *this;
+}
+
+ArrayWriter& ArrayWriter::raw(std::string_view json_value) {
+    if (out_.size() > 1) out_ += ",";
     out_ += json_value;
     return *this;
 }

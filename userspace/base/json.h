@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace liveguard::json {
 
@@ -17,6 +18,10 @@ std::string quote(std::string_view s);
 // its raw JSON text. Nothing when the text is not one object, or when a
 // value nests more than 64 arrays and objects deep.
 std::optional<std::map<std::string, std::string>> parse_object(std::string_view text);
+
+// The elements of one JSON array, handed out as parse_object hands out
+// members: strings decoded, every other value as its raw JSON text.
+std::optional<std::vector<std::string>> parse_array(std::string_view text);
 
 // Appends `"key":` (with a comma first unless the object just opened).
 class ObjectWriter {
@@ -32,6 +37,19 @@ public:
 private:
     std::string out_;
     bool first_ = true;
+};
+
+// Appends elements, with a comma before all but the first.
+class ArrayWriter {
+public:
+    ArrayWriter() : out_("[") {}
+    ArrayWriter& raw(std::string_view json_value);
+    ArrayWriter& str(std::string_view value) { return raw(quote(value)); }
+    ArrayWriter& num(std::int64_t v) { return raw(std::to_string(v)); }
+    std::string done() { return out_ + "]"; }
+
+private:
+    std::string out_;
 };
 
 }  // namespace liveguard::json

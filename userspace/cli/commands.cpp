@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <sstream>
 
 #include "base/cgroup.h"
 #include "base/clock.h"
@@ -28,7 +27,8 @@
 #include "kernel/protected_set.h"
 #include "kernel/session_registry.h"
 #include "policy/policy.h"
-#include "watcher/watcher.h"
+#include "watcher/daemon.h"
+#include "watcher/watcher_state.h"
 
 namespace liveguard {
 namespace {
@@ -94,14 +94,8 @@ int cmd_load(const CliCommand& c) {
         }
     }
     if (auto pid = running_watcher()) {
-        std::string running_config;
-        if (auto state = read_small_file(paths::kWatcherState)) {
-            auto at = state->find("\"config\":\"");
-            if (at != std::string::npos) {
-                at += 10;
-                running_config = state->substr(at, state->find('"', at) - at);
-            }
-        }
+        auto state = read_watcher_state();
+        std::string running_config = state ? state->config : "";
         if (!running_config.empty() && running_config != policy->path)
             throw Error("a policy watcher is already running (pid " + std::to_string(*pid) +
                             ") with " + running_config + ", not " + policy->path,
@@ -224,8 +218,8 @@ int cmd_status(const CliCommand& c) {
     auto sessions = SessionRegistry(maps.sessions.get(), maps.settings.get()).list();
     auto cgroups = ProtectedCgroups(maps).list();
     auto watcher = running_watcher();
-    auto watcher_state = watcher ? read_small_file(paths::kWatcherState) : std::nullopt;
-    auto watcher_targets = watcher ? read_small_file(paths::kWatcherTargets) : std::nullopt;
+    auto watcher_json = watcher ? read_watcher_state_json() : std::nullopt;
+    auto watcher_state = watcher_json ? parse_watcher_state(*watcher_json) : std::nullopt;
     CounterValues counters = read_counters(maps.counters.get());
     std::string mount;
     try {
@@ -280,8 +274,7 @@ int cmd_status(const CliCommand& c) {
                       .done();
         }
         pc += "]";
-        std::string wj = watcher_state && !watcher_state->empty() ? *watcher_state : "null";
-        while (!wj.empty() && wj.back() == '\n') wj.pop_back();
+        std::string wj = watcher_json.value_or("null");
         json::ObjectWriter dw;
         for (std::uint32_t h = 0; h < LG_HOOK_COUNT; ++h)
             dw.unum(hook_name(h), counters[LG_COUNTER_DENIED + h]);
@@ -331,18 +324,12 @@ int cmd_status(const CliCommand& c) {
     }
     if (watcher) {
         std::printf("policy watcher: running as pid %d (log %s)\n", *watcher, paths::kWatcherLog);
-        if (watcher_targets) {
+        if (watcher_state) {
             std::printf("  %-4s %-50s %-16s %s\n", "SRC", "TARGET", "PIDS", "CGROUPS");
-            std::istringstream in(*watcher_targets);
-            std::string line;
-            while (std::getline(in, line)) {
-                std::vector<std::string> f;
-                std::istringstream ls(line);
-                std::string field;
-                while (std::getline(ls, field, '\t')) f.push_back(field);
-                if (f.size() == 4)
-                    std::printf("  %-4s %-50s %-16s %s\n", f[0].c_str(), f[1].c_str(),
-                                f[2].c_str(), f[3].c_str());
+            for (const auto& t : watcher_state->targets) {
+                auto f = watcher_target_row(t);
+                std::printf("  %-4s %-50s %-16s %s\n", f[0].c_str(), f[1].c_str(),
+                            f[2].c_str(), f[3].c_str());
             }
         }
     } else {

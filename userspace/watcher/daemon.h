@@ -1,7 +1,8 @@
 #pragma once
-// The policy watcher: keeps the kernel's protected set equal to what the
-// policy names, event-driven (inotify), until told to stop. SIGHUP re-reads
-// the policy; a bad new policy is rejected and the old one stays.
+// The policy watcher as a process: keeps the kernel's protected set equal
+// to what the policy names, event-driven (inotify), until told to stop.
+// SIGHUP re-reads the policy; a bad new policy is rejected and the old one
+// stays.
 #include <sys/types.h>
 
 #include <functional>

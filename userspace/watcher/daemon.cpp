@@ -1,0 +1,170 @@
+// The watcher's process: its event loop and signals, starting it detached
+// from the terminal, and stopping it.
+#include "watcher/daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "base/error.h"
+#include "base/fd.h"
+#include "base/paths.h"
+#include "kernel/pinned_maps.h"
+#include "kernel/protected_set.h"
+#include "policy/policy.h"
+#include "watcher/log.h"
+#include "watcher/reconciler.h"
+#include "watcher/watcher_state.h"
+
+namespace liveguard {
+namespace {
+
+// Torn reads and supervisors not yet started are retried at this pace, for
+// at most kMaxRetries rounds before the watcher waits for the next event.
+constexpr int kRetryMs = 2;
+constexpr int kMaxRetries = 1500;
+
+}  // namespace
+
+int run_watcher(const std::string& policy_path, const std::function<void()>& on_ready) {
+    Policy policy = load_policy(policy_path);
+    Reconciler w(std::move(policy), PinnedMaps::open());
+    // The watcher keeps protection right, so a test session may not stop
+    // or trace it any more than the services it watches.
+    {
+        PinnedMaps maps = PinnedMaps::open();
+        ProtectedSet(maps).add(::getpid(), LG_SOURCE_LIVEGUARD);
+    }
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+    UniqueFd sfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!sfd) throw_errno("cannot create a signalfd", errno);
+
+    ::mkdir(paths::kStateDir, 0755);
+    write_watcher_pid_file(::getpid());
+    watcher_log("started with " + policy_path + " (" + std::to_string(w.policy().targets.size()) +
+                " targets)");
+    int retries = 0;
+    bool retry = w.apply();
+    on_ready();
+    for (;;) {
+        struct pollfd fds[2] = {{w.inotify_fd(), POLLIN, 0}, {sfd.get(), POLLIN, 0}};
+        int timeout = retry && retries < kMaxRetries ? kRetryMs : -1;
+        int n = ::poll(fds, 2, timeout);
+        if (n < 0 && errno != EINTR) throw_errno("poll failed", errno);
+        if (fds[1].revents & POLLIN) {
+            struct signalfd_siginfo si {};
+            while (::read(sfd.get(), &si, sizeof si) == sizeof si) {
+                if (si.ssi_signo == SIGHUP) {
+                    try {
+                        Policy p = load_policy(policy_path);
+                        w.replace_policy(std::move(p));
+                        watcher_log("reloaded " + policy_path);
+                    } catch (const std::exception& e) {
+                        watcher_log(std::string("rejected the new policy, keeping the old one: ") + e.what());
+                    }
+                } else {
+                    watcher_log("stopping");
+                    remove_watcher_files();
+                    return 0;
+                }
+            }
+        }
+        bool events = w.drain_events();
+        if (events || (fds[1].revents & POLLIN)) retries = 0;
+        else if (n == 0) ++retries;
+        if (events || n == 0 || (fds[1].revents & POLLIN)) {
+            // A failure to apply (a map update refused, say) is logged and
+            // retried on the next event; the watcher must not die of it.
+            try {
+                retry = w.apply();
+            } catch (const std::exception& e) {
+                watcher_log(std::string("error: applying the policy failed: ") + e.what());
+                retry = true;
+            }
+        }
+    }
+}
+
+std::optional<pid_t> running_watcher() { return read_running_watcher_pid(); }
+
+pid_t start_watcher_daemon(const std::string& policy_path) {
+    ::mkdir(paths::kStateDir, 0755);
+    int pipefd[2];
+    if (::pipe2(pipefd, O_CLOEXEC) != 0) throw_errno("cannot create a pipe", errno);
+    UniqueFd rd(pipefd[0]), wr(pipefd[1]);
+    pid_t first = ::fork();
+    if (first < 0) throw_errno("cannot fork the watcher", errno);
+    if (first == 0) {
+        rd.reset();
+        ::setsid();
+        pid_t second = ::fork();
+        if (second != 0) ::_exit(second < 0 ? 1 : 0);
+        // The daemon: no terminal, output to its log.
+        int log = ::open(paths::kWatcherLog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) ::dup2(null, 0);
+        if (log >= 0) {
+            ::dup2(log, 1);
+            ::dup2(log, 2);
+        }
+        ::chdir("/");
+        int rc = 1;
+        try {
+            rc = run_watcher(policy_path, [&] {
+                pid_t self = ::getpid();
+                (void)!::write(wr.get(), &self, sizeof self);
+                wr.reset();
+            });
+        } catch (const std::exception& e) {
+            std::string msg = e.what();
+            watcher_log("error: " + msg);
+            if (wr) (void)!::write(wr.get(), msg.data(), msg.size());
+        }
+        ::_exit(rc);
+    }
+    wr.reset();
+    ::waitpid(first, nullptr, 0);
+    char buf[1024];
+    ssize_t n = ::read(rd.get(), buf, sizeof buf);
+    if (n == sizeof(pid_t)) {
+        pid_t pid;
+        std::memcpy(&pid, buf, sizeof pid);
+        return pid;
+    }
+    throw Error("the policy watcher did not start: " +
+                    (n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("it exited")),
+                std::string("see ") + paths::kWatcherLog);
+}
+
+bool stop_watcher() {
+    auto pid = running_watcher();
+    if (!pid) return false;
+    if (::kill(*pid, SIGTERM) != 0 && errno == EPERM)
+        throw_errno("cannot stop the policy watcher (pid " + std::to_string(*pid) + ")", EPERM,
+                    "run it as root from outside any test session: members may not stop liveguard");
+    for (int i = 0; i < 500; ++i) {
+        if (::kill(*pid, 0) != 0 || !running_watcher()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // Killed, it cannot clean up after itself.
+    ::kill(*pid, SIGKILL);
+    remove_watcher_files();
+    return true;
+}
+
+}  // namespace liveguard

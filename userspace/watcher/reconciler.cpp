@@ -1,0 +1,214 @@
+// One reconciliation pass of the policy against the kernel's maps, and the
+// inotify watches that say when another pass is due.
+#include "watcher/reconciler.h"
+
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/cgroup.h"
+#include "base/error.h"
+#include "base/proc.h"
+#include "kernel/exec_words.h"
+#include "kernel/guarded_inodes.h"
+#include "kernel/protected_set.h"
+#include "policy/resolver.h"
+#include "watcher/log.h"
+#include "watcher/watcher_state.h"
+
+namespace liveguard {
+namespace {
+
+constexpr std::uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
+                                     IN_CLOSE_WRITE | IN_MODIFY | IN_DELETE_SELF | IN_ATTRIB;
+constexpr std::uint32_t kCgroupWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
+                                           IN_DELETE_SELF;
+
+}  // namespace
+
+Reconciler::Reconciler(Policy policy, PinnedMaps maps)
+    : policy_(std::move(policy)),
+      maps_(std::move(maps)),
+      cgroups_(maps_),
+      mount_(cgroup2_mount()) {
+    inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (!inotify_) throw_errno("cannot create an inotify instance", errno);
+}
+
+bool Reconciler::apply() {
+    Pass pass;
+    WatcherState state;
+    for (const auto& t : policy_.targets) apply_target(t, pass, state);
+    // A package upgrade replaces a binary with a new inode.
+    for (const auto& b : find_control_binaries())
+        if (auto key = inode_key(b.path)) pass.inodes[{key->dev, key->ino}] = {b.kind, 0};
+    if (policy_.refuse_service_manager_sockets) want_service_manager_sockets(pass);
+    try {
+        apply_side_doors(pass.inodes, pass.words);
+    } catch (const std::exception& e) {
+        pass.warnings.insert(std::string("side doors: ") + e.what());
+    }
+    forget_vanished_cgroups(pass.cgroups);
+    update_watches(pass.dirs);
+    // A file created in a directory between its resolution and its new
+    // watch sends no event: look once more.
+    pass.retry |= added_watch_;
+    for (const auto& w : pass.warnings)
+        if (!last_warnings_.count(w)) watcher_log("warning: " + w);
+    last_warnings_ = pass.warnings;
+    state.pid = ::getpid();
+    state.config = policy_.path;
+    state.warnings.assign(pass.warnings.begin(), pass.warnings.end());
+    state.watched_dirs = dir_wd_.size();
+    write_watcher_state(state);
+    return pass.retry;
+}
+
+void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& state) {
+    Resolution r = resolve(t, mount_);
+    if (t.kind == TargetKind::Pid) pin_identity(t, r);
+    pass.retry |= r.retry;
+    pass.dirs.insert(r.watch_dirs.begin(), r.watch_dirs.end());
+    WatcherTarget& shown = state.targets.emplace_back();
+    shown.source = t.source;
+    shown.kind = kind_key(t.kind);
+    shown.pattern = t.pattern;
+    shown.description = t.describe();
+    shown.line = t.line;
+    for (const auto& p : r.processes) {
+        try {
+            procs_add(p, t.source);
+            shown.pids.push_back(p.pid);
+        } catch (const std::exception& e) {
+            pass.warnings.insert(t.describe() + ": " + e.what());
+        }
+    }
+    for (const auto& [id, path] : r.cgroups) {
+        pass.cgroups.insert(id);
+        try {
+            if (cgroups_.add(id, t.source)) watcher_log("protecting cgroup " + path + " (" + t.describe() + ")");
+        } catch (const std::exception& e) {
+            pass.warnings.insert(t.describe() + ": " + e.what());
+        }
+        shown.cgroups.push_back(path);
+    }
+    for (const auto& [path, kind] : r.guarded_files)
+        if (auto key = inode_key(path)) pass.inodes[{key->dev, key->ino}] = {kind, t.source};
+    for (const auto& [word, flag] : r.exec_words) pass.words[word] |= flag;
+    pass.warnings.insert(r.warnings.begin(), r.warnings.end());
+}
+
+void Reconciler::want_service_manager_sockets(Pass& pass) {
+    for (const auto& pattern : service_manager_socket_patterns()) {
+        auto wd = glob_watch_dirs(pattern);
+        pass.dirs.insert(wd.begin(), wd.end());
+        for (const auto& path : expand_glob(pattern))
+            if (auto key = inode_key(path)) pass.inodes[{key->dev, key->ino}] = {LG_INODE_SERVICE_SOCKET, 0};
+    }
+}
+
+void Reconciler::replace_policy(Policy p) {
+    policy_ = std::move(p);
+    prune_unwanted_ = true;
+    pid_identity_.clear();
+}
+
+bool Reconciler::drain_events() {
+    alignas(struct inotify_event) char buf[16384];
+    bool any = false;
+    for (;;) {
+        ssize_t n = ::read(inotify_.get(), buf, sizeof buf);
+        if (n <= 0) break;
+        any = true;
+        for (char* p = buf; p < buf + n;) {
+            auto* ev = reinterpret_cast<struct inotify_event*>(p);
+            if (ev->mask & IN_IGNORED) {
+                auto it = wd_dir_.find(ev->wd);
+                if (it != wd_dir_.end()) {
+                    dir_wd_.erase(it->second);
+                    wd_dir_.erase(it);
+                }
+            }
+            p += sizeof(struct inotify_event) + ev->len;
+        }
+    }
+    return any;
+}
+
+// Guards what the policy's targets need and releases what only an
+// earlier resolution (or policy) needed. New entries go in first.
+void Reconciler::apply_side_doors(const InodeWants& inodes, const WordWants& words) {
+    GuardedInodes gi(maps_.guarded_inodes.get());
+    for (const auto& [k, v] : inodes) gi.add(lg_inode_key{k.first, k.second}, v.first, v.second);
+    ExecWords ew(maps_.exec_words.get());
+    for (const auto& [w, flags] : words) ew.add(w, flags);
+    for (const auto& [k, v] : inodes_added_)
+        if (!inodes.count(k)) gi.remove(lg_inode_key{k.first, k.second});
+    for (const auto& [w, flags] : words_added_) {
+        auto it = words.find(w);
+        std::uint32_t keep = it == words.end() ? 0 : it->second;
+        if (flags & ~keep) ew.remove(w, flags & ~keep);
+    }
+    inodes_added_ = inodes;
+    words_added_ = words;
+}
+
+void Reconciler::procs_add(const ProcessToProtect& p, std::uint32_t source) {
+    ProtectedSet set(maps_);
+    pid_t tgid = p.pid;
+    if (set.add(p.pid, source, &tgid, p.inherit ? LG_PROTECT_INHERIT : 0) == AddOutcome::Added)
+        watcher_log("protecting pid " + std::to_string(tgid) + " (" + p.why + ")");
+}
+
+// `pid = N` names the process that had PID N when the policy was
+// applied, never a later process that reuses the number.
+void Reconciler::pin_identity(const ProtectTarget& t, Resolution& r) {
+    auto st = read_proc_stat(t.pid);
+    auto it = pid_identity_.find(t.source);
+    if (it == pid_identity_.end()) {
+        if (st) pid_identity_[t.source] = st->start_ticks;
+        return;
+    }
+    if (!st || st->start_ticks != it->second) r.processes.clear();
+}
+
+void Reconciler::forget_vanished_cgroups(const std::set<std::uint64_t>& wanted) {
+    for (const auto& c : cgroups_.list()) {
+        if (c.info.source == 0 || wanted.count(c.id)) continue;
+        if (prune_unwanted_ || !cgroup_path_of_id(mount_, c.id)) cgroups_.remove(c.id);
+    }
+    prune_unwanted_ = false;
+}
+
+void Reconciler::update_watches(const std::set<std::string>& dirs) {
+    added_watch_ = false;
+    for (auto it = dir_wd_.begin(); it != dir_wd_.end();) {
+        if (!dirs.count(it->first)) {
+            ::inotify_rm_watch(inotify_.get(), it->second);
+            wd_dir_.erase(it->second);
+            it = dir_wd_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (const auto& d : dirs) {
+        if (dir_wd_.count(d)) continue;
+        // In cgroupfs only new and removed cgroups matter; content events
+        // (cgroup.events on every fork and exit) would wake us for nothing.
+        bool in_cgroupfs = d.compare(0, mount_.size(), mount_) == 0;
+        std::uint32_t mask = in_cgroupfs ? kCgroupWatchMask : kWatchMask;
+        int wd = ::inotify_add_watch(inotify_.get(), d.c_str(), mask | IN_ONLYDIR);
+        if (wd < 0) {
+            if (errno != ENOENT && !last_warnings_.count("watch " + d))
+                watcher_log("warning: cannot watch " + d + ": " + std::strerror(errno));
+            continue;
+        }
+        dir_wd_[d] = wd;
+        wd_dir_[wd] = d;
+        added_watch_ = true;
+    }
+}
+
+}  // namespace liveguard

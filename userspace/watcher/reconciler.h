@@ -1,0 +1,84 @@
+#pragma once
+// Keeping the kernel's maps equal to what the policy names: each pass
+// resolves every target afresh, adds what is newly wanted, releases what
+// no longer is, and watches (inotify) the directories whose changes can
+// change the answer.
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "base/fd.h"
+#include "kernel/pinned_maps.h"
+#include "kernel/protected_cgroups.h"
+#include "policy/policy.h"
+
+namespace liveguard {
+
+struct ProcessToProtect;
+struct Resolution;
+struct WatcherState;
+
+class Reconciler {
+public:
+    Reconciler(Policy policy, PinnedMaps maps);
+
+    int inotify_fd() const { return inotify_.get(); }
+
+    // Resolves every target and applies the answer. Returns whether a
+    // retry is wanted (torn PID file, supervisor not up yet).
+    bool apply();
+
+    // Swaps in a new policy. Cgroups only the old one protected are
+    // released by the next apply(), after the new policy's are in place, so
+    // nothing both policies protect is ever unprotected in between.
+    // Processes keep their marks until they exit.
+    void replace_policy(Policy p);
+
+    const Policy& policy() const { return policy_; }
+
+    // Drains pending inotify events; true when any arrived.
+    bool drain_events();
+
+private:
+    // (dev, ino) -> (enum lg_inode_kind, source); word -> enum lg_word_flags.
+    using InodeWants = std::map<std::pair<std::uint64_t, std::uint64_t>,
+                                std::pair<std::uint32_t, std::uint32_t>>;
+    using WordWants = std::map<std::string, std::uint32_t>;
+
+    // What one apply() wants, gathered over the targets before the side
+    // doors, stale cgroups and watches are brought in line with it.
+    struct Pass {
+        std::set<std::string> dirs;
+        std::set<std::uint64_t> cgroups;
+        std::set<std::string> warnings;
+        InodeWants inodes;
+        WordWants words;
+        bool retry = false;
+    };
+
+    void apply_target(const ProtectTarget& t, Pass& pass, WatcherState& state);
+    void want_service_manager_sockets(Pass& pass);
+    void apply_side_doors(const InodeWants& inodes, const WordWants& words);
+    void procs_add(const ProcessToProtect& p, std::uint32_t source);
+    void pin_identity(const ProtectTarget& t, Resolution& r);
+    void forget_vanished_cgroups(const std::set<std::uint64_t>& wanted);
+    void update_watches(const std::set<std::string>& dirs);
+
+    Policy policy_;
+    PinnedMaps maps_;
+    ProtectedCgroups cgroups_;
+    std::string mount_;
+    UniqueFd inotify_;
+    std::map<std::string, int> dir_wd_;
+    std::map<int, std::string> wd_dir_;
+    std::set<std::string> last_warnings_;
+    bool prune_unwanted_ = false;
+    std::map<std::uint32_t, std::uint64_t> pid_identity_;  // source -> start ticks
+    InodeWants inodes_added_;
+    WordWants words_added_;
+    bool added_watch_ = false;
+};
+
+}  // namespace liveguard

@@ -1,0 +1,170 @@
+// The watcher's files under /run/liveguard: their formats, written and
+// parsed here only.
+#include "watcher/watcher_state.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+
+#include "base/json.h"
+#include "base/paths.h"
+#include "base/proc.h"
+
+namespace liveguard {
+namespace {
+
+void write_atomically(const std::string& path, const std::string& text) {
+    std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::trunc);
+        f << text;
+        if (!f) return;
+    }
+    ::rename(tmp.c_str(), path.c_str());
+}
+
+std::string read_start_ticks(pid_t pid) {
+    auto st = read_proc_stat(pid);
+    return st ? std::to_string(st->start_ticks) : "";
+}
+
+template <class T>
+bool parse_number(const std::string& text, T& out) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size();
+}
+
+std::string comma_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+    return out.empty() ? "-" : out;
+}
+
+std::string target_json(const WatcherTarget& t) {
+    json::ArrayWriter pids, cgroups;
+    for (pid_t p : t.pids) pids.num(p);
+    for (const auto& c : t.cgroups) cgroups.str(c);
+    return json::ObjectWriter()
+        .num("source", t.source)
+        .str("kind", t.kind)
+        .str("pattern", t.pattern)
+        .num("line", t.line)
+        .raw("pids", pids.done())
+        .raw("cgroups", cgroups.done())
+        .str("description", t.description)
+        .done();
+}
+
+// Each element of a JSON array through `parse_one`; false when the array
+// or any element does not parse.
+template <class T, class Parse>
+bool parse_elements(const std::string& array, std::vector<T>& out, Parse parse_one) {
+    auto items = json::parse_array(array);
+    if (!items) return false;
+    for (const auto& item : *items)
+        if (!parse_one(item, out.emplace_back())) return false;
+    return true;
+}
+
+bool copy_string(const std::string& text, std::string& out) {
+    out = text;
+    return true;
+}
+
+bool parse_target(const std::string& text, WatcherTarget& t) {
+    auto obj = json::parse_object(text);
+    if (!obj) return false;
+    t.kind = (*obj)["kind"];
+    t.pattern = (*obj)["pattern"];
+    t.description = (*obj)["description"];
+    return parse_number((*obj)["source"], t.source) && parse_number((*obj)["line"], t.line) &&
+           parse_elements((*obj)["pids"], t.pids, parse_number<pid_t>) &&
+           parse_elements((*obj)["cgroups"], t.cgroups, copy_string);
+}
+
+}  // namespace
+
+void write_watcher_pid_file(pid_t pid) {
+    write_atomically(paths::kWatcherPid, std::to_string(pid) + " " + read_start_ticks(pid) + "\n");
+}
+
+void write_watcher_state(const WatcherState& state) {
+    json::ArrayWriter targets, warnings;
+    std::string table;
+    for (const auto& t : state.targets) {
+        targets.raw(target_json(t));
+        auto row = watcher_target_row(t);
+        table += row[0] + "\t" + row[1] + "\t" + row[2] + "\t" + row[3] + "\n";
+    }
+    for (const auto& w : state.warnings) warnings.str(w);
+    write_atomically(paths::kWatcherState, json::ObjectWriter()
+                                               .num("pid", state.pid)
+                                               .str("config", state.config)
+                                               .raw("targets", targets.done())
+                                               .raw("warnings", warnings.done())
+                                               .unum("watched_dirs", state.watched_dirs)
+                                               .done() +
+                                               "\n");
+    write_atomically(paths::kWatcherTargets, table);
+}
+
+void remove_watcher_files() {
+    ::unlink(paths::kWatcherPid);
+    ::unlink(paths::kWatcherState);
+    ::unlink(paths::kWatcherTargets);
+}
+
+std::optional<pid_t> read_running_watcher_pid() {
+    auto text = read_small_file(paths::kWatcherPid, 128);
+    if (!text) return std::nullopt;
+    auto space = text->find(' ');
+    auto pid = parse_pid(text->substr(0, space));
+    if (!pid || space == std::string::npos) return std::nullopt;
+    std::string ticks = text->substr(space + 1);
+    while (!ticks.empty() && ticks.back() == '\n') ticks.pop_back();
+    if (read_start_ticks(*pid) != ticks) return std::nullopt;  // stale file, reused PID
+    return pid;
+}
+
+std::optional<std::string> read_watcher_state_json() {
+    auto text = read_small_file(paths::kWatcherState);
+    if (!text) return std::nullopt;
+    while (!text->empty() && text->back() == '\n') text->pop_back();
+    if (text->empty()) return std::nullopt;
+    return text;
+}
+
+std::optional<WatcherState> parse_watcher_state(std::string_view json) {
+    auto obj = json::parse_object(json);
+    if (!obj) return std::nullopt;
+    WatcherState s;
+    s.config = (*obj)["config"];
+    if (!parse_number((*obj)["pid"], s.pid) || !parse_number((*obj)["watched_dirs"], s.watched_dirs) ||
+        !parse_elements((*obj)["targets"], s.targets, parse_target) ||
+        !parse_elements((*obj)["warnings"], s.warnings, copy_string))
+        return std::nullopt;
+    return s;
+}
+
+std::optional<WatcherState> read_watcher_state() {
+    auto text = read_watcher_state_json();
+    return text ? parse_watcher_state(*text) : std::nullopt;
+}
+
+std::optional<std::string> watcher_target_description(std::uint32_t source) {
+    auto state = read_watcher_state();
+    if (!state) return std::nullopt;
+    for (const auto& t : state->targets)
+        if (t.source == source) return t.description;
+    return std::nullopt;
+}
+
+std::array<std::string, 4> watcher_target_row(const WatcherTarget& t) {
+    std::vector<std::string> pids(t.pids.size());
+    for (std::size_t i = 0; i < pids.size(); ++i) pids[i] = std::to_string(t.pids[i]);
+    return {"#" + std::to_string(t.source), t.description, comma_list(pids), comma_list(t.cgroups)};
+}
+
+}  // namespace liveguard

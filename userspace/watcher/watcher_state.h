@@ -1,0 +1,64 @@
+#pragma once
+// The policy watcher's state files under /run/liveguard, and the only code
+// that reads or writes them: the pid file that says which process is the
+// running watcher (pid and start time, so a reused PID is not taken for
+// it), and the JSON state that `status` and the events' "protected by"
+// read. watcher.targets holds the same targets as a table for people;
+// nothing parses it.
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace liveguard {
+
+// One [[protect]] target as the watcher last resolved it.
+struct WatcherTarget {
+    std::uint32_t source = 0;          // 1-based [[protect]] number
+    std::string kind;                  // the TOML key: "pidfile", "s6", ...
+    std::string pattern;               // as written in the policy
+    std::string description;           // e.g. pidfile "/home/u/.hermes/gateway.pid"
+    int line = 0;                      // in the policy file
+    std::vector<pid_t> pids;           // processes protected for it
+    std::vector<std::string> cgroups;  // cgroup paths protected for it
+};
+
+struct WatcherState {
+    pid_t pid = 0;
+    std::string config;  // the policy file's path
+    std::vector<WatcherTarget> targets;
+    std::vector<std::string> warnings;
+    std::size_t watched_dirs = 0;
+};
+
+// Writer side (the watcher process only). Each file is replaced
+// atomically, so a reader sees the old or the new content, never a mix.
+void write_watcher_pid_file(pid_t pid);
+void write_watcher_state(const WatcherState& state);
+void remove_watcher_files();
+
+// Reader side. The running watcher's pid, verified against the start time
+// recorded beside it; nothing for a stale file or a reused PID.
+std::optional<pid_t> read_running_watcher_pid();
+// The state as the watcher last wrote it; nothing when there is none or it
+// cannot be parsed.
+std::optional<WatcherState> read_watcher_state();
+// The state as JSON text, as `status --json` embeds it.
+std::optional<std::string> read_watcher_state_json();
+// The description of [[protect]] #source, when the watcher knows it.
+std::optional<std::string> watcher_target_description(std::uint32_t source);
+
+// The state read_watcher_state() gives for that JSON text, for a reader
+// that also needs the text itself.
+std::optional<WatcherState> parse_watcher_state(std::string_view json);
+
+// A target as one row of the table `status` prints and watcher.targets
+// holds: "#source", the description, then its pids and its cgroups, each
+// comma-separated, "-" for none.
+std::array<std::string, 4> watcher_target_row(const WatcherTarget& t);
+
+}  // namespace liveguard
