@@ -1,17 +1,24 @@
 #include <gtest/gtest.h>
 
+#include <variant>
 #include <vector>
 
 #include "cli/cli.h"
 
-using liveguard::parse_cli;
-using liveguard::ParseResult;
+using namespace liveguard;
 
 namespace {
 
 ParseResult parse(std::vector<const char*> args) {
     args.insert(args.begin(), "liveguard-bpf");
     return parse_cli(static_cast<int>(args.size()), args.data());
+}
+
+// The options of the subcommand the arguments name; throws when they name
+// another.
+template <class Options>
+Options options_of(std::vector<const char*> args) {
+    return std::get<Options>(parse(std::move(args)).command->options);
 }
 
 }  // namespace
@@ -28,7 +35,7 @@ TEST(Cli, ProtectTakesAPid) {
     auto r = parse({"protect", "--pid", "1234"});
     ASSERT_TRUE(r.command) << r.err;
     EXPECT_EQ(r.command->name, "protect");
-    EXPECT_EQ(r.command->pid, 1234);
+    EXPECT_EQ(std::get<ProtectOptions>(r.command->options).pid, 1234);
 }
 
 TEST(Cli, BadPidIsAUsageError) {
@@ -77,16 +84,17 @@ TEST(Cli, SubcommandHelpDescribesIt) {
 TEST(Cli, TagTakesADirectory) {
     auto r = parse({"tag", "/sys/fs/cgroup/tests"});
     ASSERT_TRUE(r.command) << r.err;
-    EXPECT_EQ(r.command->cgroup_dir, "/sys/fs/cgroup/tests");
+    EXPECT_EQ(std::get<TagOptions>(r.command->options).cgroup_dir, "/sys/fs/cgroup/tests");
     EXPECT_EQ(parse({"untag"}).exit_code, 2);
 }
 
 TEST(Cli, RunKeepsCommandOptionsAfterDoubleDash) {
     auto r = parse({"run", "--user", "dev", "--", "pytest", "-x", "--maxfail=1", "tests/"});
     ASSERT_TRUE(r.command) << r.err;
-    EXPECT_EQ(r.command->run.user.value_or(""), "dev");
+    const auto& run = std::get<RunOptions>(r.command->options);
+    EXPECT_EQ(run.user.value_or(""), "dev");
     std::vector<std::string> want{"pytest", "-x", "--maxfail=1", "tests/"};
-    EXPECT_EQ(r.command->run.argv, want);
+    EXPECT_EQ(run.argv, want);
 }
 
 TEST(Cli, RunWithoutCommandIsAUsageError) {
@@ -95,10 +103,10 @@ TEST(Cli, RunWithoutCommandIsAUsageError) {
 }
 
 TEST(Cli, JsonFlags) {
-    EXPECT_TRUE(parse({"status", "--json"}).command->json);
-    EXPECT_TRUE(parse({"events", "--json"}).command->json);
-    EXPECT_TRUE(parse({"doctor", "--json"}).command->json);
-    EXPECT_FALSE(parse({"status"}).command->json);
+    EXPECT_TRUE(options_of<StatusOptions>({"status", "--json"}).json);
+    EXPECT_TRUE(options_of<EventsOptions>({"events", "--json"}).json);
+    EXPECT_TRUE(options_of<DoctorOptions>({"doctor", "--json"}).json);
+    EXPECT_FALSE(options_of<StatusOptions>({"status"}).json);
     EXPECT_EQ(parse({"load", "--json"}).exit_code, 2);
 }
 

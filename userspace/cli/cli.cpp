@@ -1,9 +1,12 @@
+// The command line: each subcommand's options, and running the one given.
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
 #include <sstream>
 
 #include "base/proc.h"
+#include "cli/commands.h"
+#include "kernel/libbpf_log.h"
 
 namespace liveguard {
 namespace {
@@ -25,68 +28,100 @@ ParseResult parse_cli(int argc, const char* const* argv) {
     app.require_subcommand(1);
     app.fallthrough();
     CliCommand cmd;
-    std::string pid_text;
 
     app.add_flag("-v,--verbose", cmd.verbose, "Show libbpf's log");
 
-    auto* load = app.add_subcommand(
-        "load", "Load and attach the BPF programs and pin them under /sys/fs/bpf/liveguard "
-                "(does nothing if already loaded); with a policy file (--config, or "
-                "/etc/liveguard/liveguard.toml when it exists) apply it and start the watcher "
-                "that keeps it applied");
-    load->add_option("--config", cmd.config, "Policy file (TOML); see README");
-    load->add_flag("--audit-only", cmd.audit_only,
-                   "Report what would be refused, refuse nothing (tracepoints; for kernels that "
-                   "will not run BPF LSM programs, which `load` falls back to on its own)");
-    load->add_flag("--foreground", cmd.foreground,
-                   "Run the watcher in this process (for systemd and s6 units)");
-    auto* check = app.add_subcommand("check-config", "Validate a policy file without loading "
-                                                     "anything; exit 2 with file:line when bad");
-    check->add_option("FILE", cmd.config, "Policy file")->required();
+    // Each subcommand binds its own options; its callback, run once the
+    // whole command line parsed, makes them the command's.
+    LoadOptions load;
+    {
+        auto* sc = app.add_subcommand(
+            "load", "Load and attach the BPF programs and pin them under /sys/fs/bpf/liveguard "
+                    "(does nothing if already loaded); with a policy file (--config, or "
+                    "/etc/liveguard/liveguard.toml when it exists) apply it and start the watcher "
+                    "that keeps it applied");
+        sc->add_option("--config", load.config, "Policy file (TOML); see README");
+        sc->add_flag("--audit-only", load.audit_only,
+                     "Report what would be refused, refuse nothing (tracepoints; for kernels that "
+                     "will not run BPF LSM programs, which `load` falls back to on its own)");
+        sc->add_flag("--foreground", load.foreground,
+                     "Run the watcher in this process (for systemd and s6 units)");
+        sc->callback([&] { cmd.options = load; });
+    }
+    CheckConfigOptions check;
+    {
+        auto* sc = app.add_subcommand("check-config", "Validate a policy file without loading "
+                                                      "anything; exit 2 with file:line when bad");
+        sc->add_option("FILE", check.file, "Policy file")->required();
+        sc->callback([&] { cmd.options = check; });
+    }
     app.add_subcommand("reload", "Make the running watcher re-read its policy (SIGHUP); a bad "
-                                 "policy is rejected and the old one stays");
+                                 "policy is rejected and the old one stays")
+        ->callback([&] { cmd.options = ReloadOptions{}; });
     app.add_subcommand("unload", "Stop the watcher, detach the programs and remove every pin: "
-                                 "enforcement stops");
-    for (const char* name : {"protect", "unprotect"}) {
+                                 "enforcement stops")
+        ->callback([&] { cmd.options = UnloadOptions{}; });
+    // Checked once parsed, for an error that says what a PID must be.
+    std::string pid_text;
+    for (bool add : {true, false}) {
         auto* sc = app.add_subcommand(
-            name, std::string(name) == "protect"
-                      ? "Protect a process (all its threads) from signals sent by session members; "
-                        "a later process reusing the PID is not protected"
-                      : "Stop protecting a process");
+            add ? "protect" : "unprotect",
+            add ? "Protect a process (all its threads) from signals sent by session members; "
+                  "a later process reusing the PID is not protected"
+                : "Stop protecting a process");
         sc->add_option("--pid", pid_text, "Process id")->required();
+        sc->callback([&cmd, add] { cmd.options = ProtectOptions{0, add}; });
     }
-    for (const char* name : {"tag", "untag"}) {
+    std::string cgroup_dir;
+    for (bool add : {true, false}) {
         auto* sc = app.add_subcommand(
-            name, std::string(name) == "tag"
-                      ? "Make every process in a cgroup v2 directory (and its sub-cgroups) a "
-                        "session member"
-                      : "Stop treating a cgroup as a session");
-        sc->add_option("CGROUP_DIR", cmd.cgroup_dir, "A cgroup v2 directory")->required();
+            add ? "tag" : "untag",
+            add ? "Make every process in a cgroup v2 directory (and its sub-cgroups) a "
+                  "session member"
+                : "Stop treating a cgroup as a session");
+        sc->add_option("CGROUP_DIR", cgroup_dir, "A cgroup v2 directory")->required();
+        sc->callback([&cmd, &cgroup_dir, add] { cmd.options = TagOptions{cgroup_dir, add}; });
     }
-    auto* run = app.add_subcommand(
-        "run", "Run CMD in a fresh tagged cgroup, wait, clean up, and exit with CMD's status "
-               "(128+N when killed by signal N)");
-    run->add_option("--user", cmd.run.user, "Run CMD as this user (name or uid), after joining");
-    run->add_option("--name", cmd.run.name, "A name for the session, shown in events and the summary");
-    run->add_flag("--fail-on-violation", cmd.run.fail_on_violation,
-                  "Exit 3 when anything was refused (or, audit-only, seen) in the session, even "
-                  "if CMD succeeded: CI turns a harmless-but-wrong test red");
-    run->add_option("CMD", cmd.run.argv, "Command and arguments (put them after --)")->required();
-    auto* status = app.add_subcommand("status", "Show whether the guard is loaded, protected "
+    RunOptions run;
+    {
+        auto* sc = app.add_subcommand(
+            "run", "Run CMD in a fresh tagged cgroup, wait, clean up, and exit with CMD's status "
+                   "(128+N when killed by signal N)");
+        sc->add_option("--user", run.user, "Run CMD as this user (name or uid), after joining");
+        sc->add_option("--name", run.name, "A name for the session, shown in events and the summary");
+        sc->add_flag("--fail-on-violation", run.fail_on_violation,
+                     "Exit 3 when anything was refused (or, audit-only, seen) in the session, even "
+                     "if CMD succeeded: CI turns a harmless-but-wrong test red");
+        sc->add_option("CMD", run.argv, "Command and arguments (put them after --)")->required();
+        sc->callback([&] { cmd.options = run; });
+    }
+    StatusOptions status;
+    {
+        auto* sc = app.add_subcommand("status", "Show whether the guard is loaded, protected "
                                                 "processes, sessions and refusal counters");
-    status->add_flag("--json", cmd.json, "One JSON object");
-    auto* events = app.add_subcommand("events", "Print refusals from the ring buffer as they "
+        sc->add_flag("--json", status.json, "One JSON object");
+        sc->callback([&] { cmd.options = status; });
+    }
+    EventsOptions events;
+    {
+        auto* sc = app.add_subcommand("events", "Print refusals from the ring buffer as they "
                                                 "happen, until interrupted");
-    events->add_flag("--json", cmd.json, "JSON lines");
-    events->add_flag("--no-follow", cmd.no_follow, "Print the events already buffered, then exit");
-    events->add_option("--session", cmd.session, "Only events of this session: its --name or cgroup id");
-    events->add_option("--since", cmd.since,
+        sc->add_flag("--json", events.json, "JSON lines");
+        sc->add_flag("--no-follow", events.no_follow, "Print the events already buffered, then exit");
+        sc->add_option("--session", events.session, "Only events of this session: its --name or cgroup id");
+        sc->add_option("--since", events.since,
                        "Also print earlier events from the journal, from this time: "
                        "2026-11-30T17:00:00Z, or 30s, 10m, 2h ago");
-    auto* doctor = app.add_subcommand(
-        "doctor", "Check every prerequisite of enforcement and say how to fix what is missing; "
-                  "exits 1 when enforcement is impossible");
-    doctor->add_flag("--json", cmd.json, "One JSON object");
+        sc->callback([&] { cmd.options = events; });
+    }
+    DoctorOptions doctor;
+    {
+        auto* sc = app.add_subcommand(
+            "doctor", "Check every prerequisite of enforcement and say how to fix what is missing; "
+                      "exits 1 when enforcement is impossible");
+        sc->add_flag("--json", doctor.json, "One JSON object");
+        sc->callback([&] { cmd.options = doctor; });
+    }
 
     ParseResult r;
     try {
@@ -106,7 +141,7 @@ ParseResult parse_cli(int argc, const char* const* argv) {
         return r;
     }
     cmd.name = app.get_subcommands().front()->get_name();
-    if (cmd.name == "protect" || cmd.name == "unprotect") {
+    if (auto* protect = std::get_if<ProtectOptions>(&cmd.options)) {
         auto pid = parse_pid(pid_text);
         if (!pid) {
             r.err = "--pid: '" + pid_text + "' is not a process id (a positive decimal number)\n\n" +
@@ -114,10 +149,15 @@ ParseResult parse_cli(int argc, const char* const* argv) {
             r.exit_code = 2;
             return r;
         }
-        cmd.pid = *pid;
+        protect->pid = *pid;
     }
     r.command = cmd;
     return r;
+}
+
+int execute(const CliCommand& c) {
+    LibbpfLogCapture::set_verbose(c.verbose);
+    return std::visit([](const auto& options) { return run_command(options); }, c.options);
 }
 
 }  // namespace liveguard

@@ -5,25 +5,58 @@
 
 #include <optional>
 #include <string>
-#include <vector>
+#include <variant>
 
 #include "sessions/session_runner.h"
 
 namespace liveguard {
 
-struct CliCommand {
-    std::string name;  // load, unload, protect, unprotect, tag, untag, run, status, events, doctor
+struct LoadOptions {
+    std::optional<std::string> config;  // the policy file
+    bool foreground = false;            // run the watcher in this process
+    bool audit_only = false;            // report, never refuse
+};
+
+struct CheckConfigOptions {
+    std::string file;
+};
+
+struct ReloadOptions {};
+struct UnloadOptions {};
+
+struct ProtectOptions {
+    pid_t pid = 0;
+    bool add = true;  // protect; false: unprotect
+};
+
+struct TagOptions {
+    std::string cgroup_dir;
+    bool add = true;  // tag; false: untag
+};
+
+struct StatusOptions {
     bool json = false;
+};
+
+struct EventsOptions {
+    bool json = false;
+    bool no_follow = false;              // print what is buffered, then exit
+    std::optional<std::string> session;  // only this session (name or cgroup id)
+    std::optional<std::string> since;    // from this time (ISO 8601 UTC, or 30s/10m/2h ago)
+};
+
+struct DoctorOptions {
+    bool json = false;
+};
+
+using CommandOptions =
+    std::variant<LoadOptions, CheckConfigOptions, ReloadOptions, UnloadOptions, ProtectOptions,
+                 TagOptions, RunOptions, StatusOptions, EventsOptions, DoctorOptions>;
+
+struct CliCommand {
+    std::string name;  // the subcommand as typed
     bool verbose = false;
-    bool no_follow = false;  // events: print what is buffered, then exit
-    pid_t pid = 0;           // protect/unprotect
-    std::string cgroup_dir;  // tag/untag
-    RunOptions run;
-    std::optional<std::string> config;  // load: policy file; check-config: the file
-    bool foreground = false;            // load: run the watcher in this process
-    bool audit_only = false;            // load: report, never refuse
-    std::optional<std::string> session; // events: only this session (name or cgroup id)
-    std::optional<std::string> since;   // events: from this time (ISO 8601 UTC, or 30s/10m/2h ago)
+    CommandOptions options;
 };
 
 struct ParseResult {

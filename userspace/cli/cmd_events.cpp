@@ -1,0 +1,90 @@
+// `events`: the journal printed as it grows, collecting from the ring
+// buffer meanwhile, until interrupted.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/json.h"
+#include "base/privileges.h"
+#include "cli/commands.h"
+#include "events/event_collector.h"
+#include "events/event_format.h"
+#include "events/event_journal.h"
+#include "kernel/pinned_maps.h"
+
+namespace liveguard {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void request_stop(int) { g_stop.store(true); }
+
+// "--since" as the ISO 8601 form events carry, which orders as text.
+std::string since_as_iso(const std::string& since) {
+    if (since.size() >= 2 && std::isdigit(static_cast<unsigned char>(since[0])) &&
+        since.find('T') == std::string::npos) {
+        char unit = since.back();
+        std::uint64_t n = std::strtoull(since.c_str(), nullptr, 10);
+        std::uint64_t mult = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : 0;
+        if (mult && since.find_first_not_of("0123456789") == since.size() - 1) {
+            std::uint64_t now = realtime_now_ns();
+            std::uint64_t back = n * mult * 1000000000ull;
+            return format_utc(back < now ? now - back : 0);
+        }
+    }
+    if (since.size() >= 20 && since[4] == '-' && since[10] == 'T' && since.back() == 'Z') return since;
+    throw Error("--since " + since + ": not a time",
+                "give an ISO 8601 UTC time (2026-11-30T17:00:00Z) or an age (30s, 10m, 2h, 1d)", 2);
+}
+
+}  // namespace
+
+int run_command(const EventsOptions& o) {
+    require_root("events");
+    std::optional<std::string> since;
+    if (o.since) since = since_as_iso(*o.since);
+    PinnedMaps maps = PinnedMaps::open();
+    // Journal lines are the output: lines other consumers (a `run` ending)
+    // wrote are shown as well as the ones this one collects.
+    JournalReader reader(since.has_value());
+    EventCollector collector(maps);
+    bool colour = !o.json && ::isatty(STDOUT_FILENO);
+    auto show = [&] {
+        for (const auto& line : reader.read_new()) {
+            auto obj = json::parse_object(line);
+            if (!obj) continue;
+            bool lost = obj->count("lost") > 0;
+            if (!lost && since && (*obj)["time"] < *since) continue;
+            if (!lost && o.session && (*obj)["session_name"] != *o.session &&
+                (*obj)["session_cgroup_id"] != *o.session)
+                continue;
+            std::string out = o.json ? line : format_journal_text(*obj, colour);
+            std::fputs((out + "\n").c_str(), stdout);
+        }
+        std::fflush(stdout);
+    };
+    struct sigaction sa {};
+    sa.sa_handler = request_stop;
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+    if (o.no_follow) {
+        collector.poll(0);
+        show();
+        return 0;
+    }
+    while (!g_stop.load()) {
+        collector.poll(200);
+        show();
+    }
+    collector.poll(0);
+    show();
+    return 0;
+}
+
+}  // namespace liveguard

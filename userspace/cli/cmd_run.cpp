@@ -1,0 +1,24 @@
+// `run`: a session with the default policy's [sessions] parent.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "policy/policy.h"
+
+namespace liveguard {
+
+int run_command(const RunOptions& o) {
+    RunOptions opts = o;
+    if (::access(kDefaultPolicyPath, F_OK) == 0) {
+        try {
+            opts.parent = load_policy(kDefaultPolicyPath).session_parent;
+        } catch (const PolicyError& e) {
+            std::fprintf(stderr, "liveguard-bpf: warning: ignoring [sessions] of %s: %s\n",
+                         kDefaultPolicyPath, e.what());
+        }
+    }
+    return run_session(opts);
+}
+
+}  // namespace liveguard
