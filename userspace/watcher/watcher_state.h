@@ -3,8 +3,8 @@
 // that reads or writes them: the pid file that says which process is the
 // running watcher (pid and start time, so a reused PID is not taken for
 // it), and the JSON state that `status` and the events' "protected by"
-// read. watcher.targets holds the same targets as a table for people;
-// nothing parses it.
+// read. watcher.targets holds the same targets as a table for people, not
+// for parsing: watcher_target_description() answers what it was read for.
 #include <sys/types.h>
 
 #include <array>
