@@ -1,6 +1,7 @@
 // json::parse_object reads the event journal and the session info files;
 // journal lines carry what culprits chose (comm, argv, test ids), and a
-// journal may end in a torn line. format_journal_text then prints them.
+// journal may end in a torn line. parse_journal_record reads them into
+// records, and format_journal_text prints those.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "events/event_format.h"
+#include "events/journal_record.h"
 #include "base/json.h"
 
 using namespace liveguard;
@@ -18,8 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (auto obj = json::parse_object(in)) {
         auto again = json::parse_object(in);
         if (!again || *again != *obj) __builtin_trap();
-        (void)format_journal_text(*obj, false);
-        (void)format_journal_text(*obj, true);
+    }
+    if (auto record = parse_journal_record(in)) {
+        (void)format_journal_text(*record, false);
+        (void)format_journal_text(*record, true);
+        // What the writer writes, the parser reads.
+        if (!parse_journal_record(write_journal_record(*record))) __builtin_trap();
     }
 
     // The writer promises that whatever it quotes parses back ("the output

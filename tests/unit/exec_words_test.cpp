@@ -59,6 +59,7 @@ TEST(GuardedInodes, KeyFollowsSymlinksAndUsesTheKernelsDevEncoding) {
 
 #include "events/event_details.h"
 #include "events/event_format.h"
+#include "events/journal_record.h"
 #include "base/json.h"
 
 TEST(EventDetails, ArgsSplitAtNulAndKeepACutLastOne) {
@@ -99,13 +100,13 @@ TEST(Json, ParseObjectReadsWhatTheWriterWrites) {
 }
 
 TEST(EventFormat, JournalLineForPeopleShowsTheCulprit) {
-    auto o = json::parse_object(
+    auto r = parse_journal_record(
         "{\"time\":\"T\",\"verdict\":\"denied\",\"hook\":\"task_kill\",\"pid\":7,\"comm\":\"sh\","
         "\"act\":\"sent SIGTERM to gw[9]\",\"session_cgroup_id\":5,\"session_name\":\"ci\","
         "\"exe\":null,\"culprit_gone\":true,\"argv\":[\"sh\"],\"test\":\"t.py::x (call)\","
         "\"parents\":[{\"pid\":6,\"comm\":\"python3\"}],\"target_protected_by\":\"pidfile \\\"/p\\\"\"}");
-    ASSERT_TRUE(o.has_value());
-    std::string text = format_journal_text(*o, false);
+    ASSERT_TRUE(r.has_value());
+    std::string text = format_journal_text(*r, false);
     EXPECT_EQ(text,
               "T DENIED task_kill: sh[7] sent SIGTERM to gw[9] (session ci)\n"
               "    test: t.py::x (call)\n"

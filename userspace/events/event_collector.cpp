@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "base/clock.h"
-#include "base/json.h"
 #include "base/paths.h"
 #include "base/proc.h"
 #include "events/event_details.h"
 #include "events/event_format.h"
 #include "events/event_journal.h"
 #include "events/event_stream.h"
+#include "events/journal_record.h"
 #include "kernel/pinned_maps.h"
 
 namespace liveguard {
@@ -26,11 +26,7 @@ EventCollector::EventCollector(const PinnedMaps& maps) {
             journal_append(format_event_json(e, offset, &d));
         },
         [](std::uint64_t lost, std::uint64_t total) {
-            journal_append(json::ObjectWriter()
-                               .str("lost", "ring buffer full")
-                               .unum("count", lost)
-                               .unum("total", total)
-                               .done());
+            journal_append(write_journal_record({JournalLoss{lost, total}}));
             std::ofstream(paths::kLostReported, std::ios::trunc) << total << "\n";
         });
     // Losses are journalled once, by whichever consumer sees them first.

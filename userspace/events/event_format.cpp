@@ -105,79 +105,89 @@ std::string format_event_text(const lg_event& e, std::int64_t offset) {
     return s;
 }
 
-std::string format_event_json(const lg_event& e, std::int64_t offset, const EventDetails* d) {
-    json::ObjectWriter w;
-    w
-        .str("time", format_utc(wall_ns(e, offset)))
-        .str("verdict", verdict_name(e.verdict))
-        .str("hook", hook_name(e.hook))
-        .unum("pid", e.pid)
-        .unum("tid", e.tid)
-        .str("comm", comm_string(e.comm))
-        .unum("target_pid", e.target_pid)
-        .unum("target_tid", e.target_tid)
-        .str("target_comm", comm_string(e.target_comm))
-        .raw("signal", e.signal ? json::quote(signal_name(e.signal)) : "null")
-        .num("signal_number", e.signal)
-        .unum("object_id", e.object_id)
-        .unum("detail", e.detail)
-        .str("act", describe_act(e))
-        .unum("session_cgroup_id", e.session_cgroup_id);
-    if (!d) return w.done();
-    std::string argv = "[", parents = "[";
-    for (const auto& a : d->argv) argv += (argv.size() > 1 ? "," : "") + json::quote(a);
-    for (const auto& p : d->parents)
-        parents += (parents.size() > 1 ? "," : "") +
-                   json::ObjectWriter().unum("pid", p.pid).str("comm", p.comm).done();
-    w.raw("session_name", d->session_name.empty() ? "null" : json::quote(d->session_name))
-        .raw("session_path", d->session_path.empty() ? "null" : json::quote(d->session_path))
-        .raw("exe", d->exe.empty() ? "null" : json::quote(d->exe))
-        .boolean("culprit_gone", d->culprit_gone)
-        .raw("argv", argv + "]")
-        .raw("target_protected_by", d->protected_by.empty() ? "null" : json::quote(d->protected_by))
-        .raw("test", d->test.empty() ? "null" : json::quote(d->test))
-        .raw("parents", parents + "]");
-    return w.done();
+namespace {
+
+JournalEvent journal_event(const lg_event& e, std::int64_t offset, const EventDetails* d) {
+    JournalEvent j;
+    j.time = format_utc(wall_ns(e, offset));
+    j.verdict = verdict_name(e.verdict);
+    j.hook = hook_name(e.hook);
+    j.pid = e.pid;
+    j.tid = e.tid;
+    j.comm = comm_string(e.comm);
+    j.target_pid = e.target_pid;
+    j.target_tid = e.target_tid;
+    j.target_comm = comm_string(e.target_comm);
+    if (e.signal) j.signal = signal_name(e.signal);
+    j.signal_number = e.signal;
+    j.object_id = e.object_id;
+    j.detail = e.detail;
+    j.act = describe_act(e);
+    j.session_cgroup_id = e.session_cgroup_id;
+    if (d) j.details = *d;
+    return j;
 }
 
-std::string format_journal_text(const std::map<std::string, std::string>& o, bool colour) {
-    auto get = [&](const char* k) {
-        auto it = o.find(k);
-        return it == o.end() || it->second == "null" ? std::string() : it->second;
-    };
-    if (o.count("lost"))
-        return "liveguard: " + get("count") + " events lost (ring buffer full; " + get("total") +
-               " in total)";
-    std::string verdict = get("verdict");
+bool names_session(const JournalEvent& e, const std::string& session) {
+    bool named = e.details && !e.details->session_name.empty();
+    return (named && e.details->session_name == session) || std::to_string(e.session_cgroup_id) == session;
+}
+
+}  // namespace
+
+std::string format_event_json(const lg_event& e, std::int64_t offset, const EventDetails* d) {
+    return write_journal_record({journal_event(e, offset, d)});
+}
+
+std::string format_journal_text(const JournalRecord& record, bool colour) {
+    if (const auto* loss = std::get_if<JournalLoss>(&record.body))
+        return "liveguard: " + std::to_string(loss->count) + " events lost (ring buffer full; " +
+               std::to_string(loss->total) + " in total)";
+    const auto& e = std::get<JournalEvent>(record.body);
+    const EventDetails d = e.details.value_or(EventDetails{});
+    std::string verdict = e.verdict;
     for (auto& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (colour) verdict = (verdict == "DENIED" ? "\033[1;31m" : "\033[1;33m") + verdict + "\033[0m";
-    std::string session = get("session_name");
-    session = session.empty() ? "session cgroup " + get("session_cgroup_id")
-                              : "session " + session;
-    std::string s = get("time") + " " + verdict + " " + get("hook") + ": " + get("comm") + "[" +
-                    get("pid") + "] " + get("act") + " (" + session + ")";
+    std::string session = d.session_name.empty() ? "session cgroup " + std::to_string(e.session_cgroup_id)
+                                                 : "session " + d.session_name;
+    std::string s = e.time + " " + verdict + " " + e.hook + ": " + e.comm + "[" + std::to_string(e.pid) +
+                    "] " + e.act + " (" + session + ")";
     std::vector<std::string> more;
-    if (!get("test").empty()) more.push_back("test: " + get("test"));
-    if (!get("exe").empty()) more.push_back("exe: " + get("exe"));
-    else if (get("culprit_gone") == "true") more.push_back("exe: (process gone)");
-    // argv and parents are arrays; shown as their JSON, which is unambiguous.
-    if (!get("argv").empty() && get("argv") != "[]") more.push_back("argv: " + get("argv"));
-    if (!get("parents").empty() && get("parents") != "[]") {
+    if (!d.test.empty()) more.push_back("test: " + d.test);
+    if (!d.exe.empty()) more.push_back("exe: " + d.exe);
+    else if (d.culprit_gone) more.push_back("exe: (process gone)");
+    if (!d.argv.empty()) {
+        // As JSON, which is unambiguous where arguments hold spaces or quotes.
+        json::ArrayWriter argv;
+        for (const auto& a : d.argv) argv.str(a);
+        more.push_back("argv: " + argv.done());
+    }
+    if (!d.parents.empty()) {
         std::string chain;
-        std::string p = get("parents");
-        std::size_t at = 0;
-        while ((at = p.find("{\"pid\":", at)) != std::string::npos) {
-            std::size_t end = p.find('}', at);
-            auto obj = json::parse_object(p.substr(at, end - at + 1));
-            if (obj) chain += (chain.empty() ? "" : " < ") + (*obj)["comm"] + "[" + (*obj)["pid"] + "]";
-            at = end;
-        }
+        for (const auto& p : d.parents)
+            chain += (chain.empty() ? "" : " < ") + p.comm + "[" + std::to_string(p.pid) + "]";
         more.push_back("parents: " + chain);
     }
-    if (!get("target_protected_by").empty()) more.push_back("target protected by: " + get("target_protected_by"));
+    if (!d.protected_by.empty()) more.push_back("target protected by: " + d.protected_by);
     for (const auto& m : more) s += "\n    " + m;
     return s;
 }
 
+std::string format_journal_text(const std::map<std::string, std::string>& obj, bool colour) {
+    auto record = journal_record_from_object(obj);
+    return record ? format_journal_text(*record, colour) : "";
+}
+
+std::optional<std::string> render_journal_line(std::string_view line, const JournalFilter& filter, bool json,
+                                               bool colour) {
+    auto record = parse_journal_record(line);
+    if (!record) return std::nullopt;
+    // Losses are shown whatever the filter: they may have hidden its events.
+    if (const auto* e = std::get_if<JournalEvent>(&record->body)) {
+        if (filter.since && e->time < *filter.since) return std::nullopt;
+        if (filter.session && !names_session(*e, *filter.session)) return std::nullopt;
+    }
+    return json ? std::string(line) : format_journal_text(*record, colour);
+}
 
 }  // namespace liveguard

@@ -1,11 +1,15 @@
 #pragma once
-// Turning ring-buffer records into the lines `events` prints. Pure
-// functions, so the formats are tested without a kernel.
+// Turning ring-buffer records into journal lines, and journal lines into
+// what `events` prints. Pure functions, so the formats are tested without a
+// kernel.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "events/event_details.h"
+#include "events/journal_record.h"
 #include "liveguard/abi.h"
 
 namespace liveguard {
@@ -22,12 +26,28 @@ std::string comm_string(const char (&comm)[LG_COMM_LEN]);
 
 // `boot_to_realtime_ns` converts the record's boot-clock time to wall time.
 std::string format_event_text(const lg_event& e, std::int64_t boot_to_realtime_ns);
-// With `details`, also what userspace gathered (exe, test, parents, ...).
+// The journal line (write_journal_record's); with `details`, also what
+// userspace gathered (exe, test, parents, ...).
 std::string format_event_json(const lg_event& e, std::int64_t boot_to_realtime_ns,
                               const EventDetails* details = nullptr);
 
-// A journal line (format_event_json's output, or a lost-events line) for
-// people: the event, then what is known of the culprit, indented.
+// A journal record for people: the event, then what is known of the
+// culprit, indented.
+std::string format_journal_text(const JournalRecord& record, bool colour);
+// The same for an object json::parse_object read from a journal line; for
+// `events` until it uses render_journal_line. Empty when it is no record.
 std::string format_journal_text(const std::map<std::string, std::string>& obj, bool colour);
+
+// Which journal events `events` shows. Loss records always pass.
+struct JournalFilter {
+    std::optional<std::string> since;    // ISO 8601 UTC, as events carry it: none earlier
+    std::optional<std::string> session;  // a session's name or cgroup id
+};
+
+// What `events` prints for one journal line, before its newline: the line
+// as it is with `json`, else format_journal_text's. Nothing for a line that
+// is no record or that the filter leaves out.
+std::optional<std::string> render_journal_line(std::string_view line, const JournalFilter& filter, bool json,
+                                               bool colour);
 
 }  // namespace liveguard

@@ -2,24 +2,24 @@
 
 #include <cstdio>
 
-#include "base/json.h"
+#include "events/journal_record.h"
 
 namespace liveguard {
 
 SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
                                  std::uint64_t session_cgroup_id) {
     SessionSummary s;
-    std::string want = std::to_string(session_cgroup_id);
     for (const auto& line : journal_lines) {
-        auto o = json::parse_object(line);
-        if (!o || (*o)["session_cgroup_id"] != want) continue;
+        auto record = parse_journal_record(line);
+        const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
+        if (!e || e->session_cgroup_id != session_cgroup_id) continue;
         ++s.total;
-        s.audited |= (*o)["verdict"] == "audited";
-        ++s.per_hook[(*o)["hook"]];
+        s.audited |= e->verdict == "audited";
+        ++s.per_hook[e->hook];
         if (s.culprits.size() < 5) {
-            std::string test = (*o)["test"];
-            s.culprits.push_back((*o)["comm"] + "[" + (*o)["pid"] + "] " + (*o)["act"] +
-                                 (test.empty() || test == "null" ? "" : "\n      in test " + test));
+            std::string test = e->details ? e->details->test : "";
+            s.culprits.push_back(e->comm + "[" + std::to_string(e->pid) + "] " + e->act +
+                                 (test.empty() ? "" : "\n      in test " + test));
         }
     }
     return s;

@@ -1,0 +1,63 @@
+#pragma once
+// One line of the event journal (/run/liveguard/events.jsonl) as data: a
+// refused act with what userspace learnt of its culprit, or a count of
+// events the ring buffer had no room for. The journal's JSON is written and
+// read here and nowhere else.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "events/event_details.h"
+
+namespace liveguard {
+
+// The kernel's record, in the words event_format.h gives its numbers.
+struct JournalEvent {
+    std::string time;  // ISO 8601 UTC with milliseconds
+    std::string verdict;
+    std::string hook;
+    std::uint32_t pid = 0;
+    std::uint32_t tid = 0;
+    std::string comm;
+    std::uint32_t target_pid = 0;
+    std::uint32_t target_tid = 0;
+    std::string target_comm;
+    std::string signal;  // empty for doors that send none
+    std::int32_t signal_number = 0;
+    std::uint64_t object_id = 0;
+    std::uint32_t detail = 0;
+    std::string act;
+    std::uint64_t session_cgroup_id = 0;
+    // What the consumer gathered; a line can be written without it.
+    std::optional<EventDetails> details;
+};
+
+struct JournalLoss {
+    std::uint64_t count = 0;  // lost since the previous loss line
+    std::uint64_t total = 0;  // lost since the programs were loaded
+};
+
+struct JournalRecord {
+    std::variant<JournalEvent, JournalLoss> body;
+};
+
+// One JSON line, without its newline. The members keep the order they have
+// always had; an empty optional string (signal, session name and path, exe,
+// what protects the target, test) is written as null.
+std::string write_journal_record(const JournalRecord& record);
+
+// A line write_journal_record wrote. Members a line lacks (lines written
+// without details, or by an older version) read as empty or zero. Nothing
+// when the line is not one JSON object, is neither a loss nor an event with
+// a time, or a number, flag or list in it does not read as one. Strings
+// read as json::parse_object decodes them.
+std::optional<JournalRecord> parse_journal_record(std::string_view line);
+
+// parse_journal_record's reading of an object json::parse_object returned;
+// for `events`, which parses lines itself until it uses render_journal_line.
+std::optional<JournalRecord> journal_record_from_object(const std::map<std::string, std::string>& obj);
+
+}  // namespace liveguard
