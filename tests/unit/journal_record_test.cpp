@@ -1,3 +1,5 @@
+// Journal records: what the writer writes reads back field for field,
+// and `events` shows a line as its filter says.
 #include <gtest/gtest.h>
 
 #include "events/event_format.h"

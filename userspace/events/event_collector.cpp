@@ -1,3 +1,4 @@
+// Ring buffer to journal: each event with its details, each loss once.
 #include "events/event_collector.h"
 
 #include <cstdlib>

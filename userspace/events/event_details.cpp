@@ -1,3 +1,5 @@
+// Reading what an event's record leaves out, from /proc, the cgroup tree,
+// the session's info and its test logs.
 #include "events/event_details.h"
 
 #include <unistd.h>

@@ -1,3 +1,5 @@
+// Events and journal records in words: the journal's JSON, the lines
+// `events` prints.
 #include "events/event_format.h"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// The journal file: appends, rotation, and reading what was appended.
 #include "events/event_journal.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// The pinned ring buffer through libbpf, and the kernel's loss counter.
 #include "events/event_stream.h"
 
 #include <bpf/libbpf.h>

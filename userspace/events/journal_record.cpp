@@ -1,3 +1,4 @@
+// The journal's JSON: the record writer and its parser.
 #include "events/journal_record.h"
 
 #include <algorithm>

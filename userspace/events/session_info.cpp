@@ -1,3 +1,4 @@
+// The session info files under /run/liveguard/sessions.
 #include "events/session_info.h"
 
 #include <cstdlib>

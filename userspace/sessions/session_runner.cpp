@@ -1,3 +1,4 @@
+// `run`: the session's cgroup, the command in it, the pytest plugin.
 #include "sessions/session_runner.h"
 
 #include <fcntl.h>

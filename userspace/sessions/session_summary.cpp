@@ -1,3 +1,4 @@
+// The summary `run` prints once its command is done.
 #include "sessions/session_summary.h"
 
 #include <cstdio>
