@@ -76,7 +76,7 @@ int cmd_load(const CliCommand& c) {
                     "state pinned in %s\n", pins::kDir);
     } else {
         std::printf("liveguard loaded: enforcing (%zu programs attached), state pinned in %s\n",
-                    std::size(pins::kPrograms), pins::kDir);
+                    r.programs, pins::kDir);
     }
     std::fflush(stdout);
     if (!policy) return 0;
