@@ -11,7 +11,16 @@ BPFTOOL   ?= bpftool
 CXX       ?= g++
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++20 -Wall -Wextra -Werror=return-type -Wno-missing-field-initializers -I$(BUILD) -Iinclude -Iuserspace
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -I$(BUILD) -Iinclude
+# The kernel side is built for x86-64 only: its argv copy attaches to the
+# x86-64 syscall wrappers (bpf/arch/), and vmlinux.h is per architecture.
+ARCH      := $(shell uname -m)
+ifneq ($(ARCH),x86_64)
+$(error liveguard-bpf builds for x86_64 only (this machine is $(ARCH)): add bpf/arch/$(ARCH).h and bpf/vmlinux/$(ARCH)/vmlinux.h)
+endif
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Ibpf/vmlinux/$(ARCH) -Ibpf -Iinclude
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+BPF_HEADERS := $(wildcard bpf/lib/*.h bpf/arch/*.h) include/liveguard/abi.h
 LDLIBS    := -lbpf -lelf -lz
 GTEST_LIBS := -lgtest -lpthread
 
@@ -29,7 +38,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
-.PHONY: all deps test unit-test vm-test demo bench fuzz clean
+.PHONY: all deps test unit-test vm-test demo bench fuzz clean vmlinux
 all: $(BUILD)/liveguard-bpf
 
 # Installs missing Debian packages (as root; apt-get update first).
@@ -45,19 +54,23 @@ $(BUILD)/.deps-ok: Makefile
 	fi
 	@touch $@
 
-# Types of the running kernel for CO-RE; relocations adapt to the target.
-$(BUILD)/vmlinux.h: | $(BUILD)/.deps-ok
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
-
-$(BUILD)/liveguard.bpf.o: bpf/liveguard.bpf.c include/liveguard/abi.h $(BUILD)/vmlinux.h
+# One object per concern, linked into one object and one skeleton. The
+# types come from the checked-in vmlinux.h (CO-RE relocations adapt them
+# to the kernel that loads the programs); `make vmlinux` regenerates it
+# from the running kernel.
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # Linking through bpftool drops DWARF, keeping the embedded object small.
-$(BUILD)/liveguard.linked.o: $(BUILD)/liveguard.bpf.o
-	$(BPFTOOL) gen object $@ $<
+$(BUILD)/liveguard.linked.o: $(BPF_OBJS)
+	$(BPFTOOL) gen object $@ $^
 
 $(BUILD)/liveguard.skel.h: $(BUILD)/liveguard.linked.o
 	$(BPFTOOL) gen skeleton $< name liveguard_bpf > $@
+
+vmlinux: | $(BUILD)/.deps-ok
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux/$(ARCH)/vmlinux.h
 
 $(BUILD)/obj/%.o: userspace/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -90,7 +103,7 @@ $(BUILD)/bench_restart_gap: tests/bench/restart_gap.cpp $(USERSPACE_OBJS) $(HEAD
 	$(CXX) $(CXXFLAGS) tests/bench/restart_gap.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
 
 # The floor the cost rows are read against: an empty program on every hook.
-$(BUILD)/floor.bpf.o: tests/bench/floor.bpf.c $(BUILD)/vmlinux.h
+$(BUILD)/floor.bpf.o: tests/bench/floor.bpf.c | $(BUILD)/.deps-ok
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/floor.skel.h: $(BUILD)/floor.bpf.o
@@ -178,5 +191,5 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests \
-	       $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/vmlinux.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
+	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz

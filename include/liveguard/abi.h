@@ -27,11 +27,17 @@
  * of its command line (NUL-separated arguments, as in /proc/<pid>/cmdline). */
 #define LG_CHAIN_LEN 6
 #define LG_ARGS_LEN 192
+/* Map sizes: how many of each thing the kernel side can hold. */
 #define LG_MAX_SESSIONS 4096
 #define LG_MAX_PROTECTED_CGROUPS 4096
+#define LG_MAX_PROTECTED_PIDS 16384
 #define LG_MAX_GUARDED_CGROUPS 16384
 #define LG_MAX_GUARDED_INODES 4096
 #define LG_MAX_EXEC_WORDS 4096
+/* Argv copies of execs in flight (one per thread between syscall entry
+ * and the exec check), and files whose owner a member set (F_SETOWN). */
+#define LG_MAX_EXEC_ARG_COPIES 4096
+#define LG_MAX_FOWNERS 16384
 /* Arguments of one execve that the exec guard looks at, and the longest
  * argument it hashes; longer ones are hashed by their first bytes and
  * cannot match a policy word. */
@@ -39,20 +45,35 @@
 #define LG_EXEC_ARG_LEN 256
 
 /* The door a refusal closed: one per kind of kernel path to a protected
- * service. Named in events and in `status`. */
+ * service, named in events, counters and `status`. One table, so the
+ * number, the name and the meaning never drift apart:
+ * X(enum suffix, value, name, what it covers). */
+#define LG_HOOKS(X)                                                                            \
+	X(TASK_KILL, 0, "task_kill", "a signal sent directly")                                 \
+	X(EXEC, 1, "exec", "a service-control command (bprm_check_security)")                  \
+	X(CONTROL_FIFO, 2, "control_fifo", "a supervisor's control FIFO opened for writing")   \
+	X(CGROUP_FILE, 3, "cgroup_file", "a cgroup file written (kill, freeze, procs, limits)") \
+	X(PROC_FILE, 4, "proc_file", "/proc/<pid>/oom_score_adj, oom_adj or sysrq-trigger")    \
+	X(PTRACE, 5, "ptrace", "ptrace attach, process_vm_*, /proc/<pid>/mem access")          \
+	X(SIGIO, 6, "sigio", "SIGIO/SIGURG through F_SETOWN")                                  \
+	X(SERVICE_SOCKET, 7, "service_socket", "connect() to a service manager's socket")      \
+	X(BPF, 8, "bpf", "bpf() on liveguard's maps, programs or links")                       \
+	X(PINS, 9, "pins", "liveguard's bpffs pins changed, or bpffs unmounted")               \
+	X(LIMITS, 10, "limits", "prlimit, nice, scheduler, I/O priority of a protected process")
+
 enum lg_hook {
-	LG_HOOK_TASK_KILL = 0,      /* a signal sent directly */
-	LG_HOOK_EXEC = 1,           /* a service-control command (bprm_check_security) */
-	LG_HOOK_CONTROL_FIFO = 2,   /* a supervisor's control FIFO opened for writing */
-	LG_HOOK_CGROUP_FILE = 3,    /* a cgroup file written (kill, freeze, procs, limits) */
-	LG_HOOK_PROC_FILE = 4,      /* /proc/<pid>/oom_score_adj, oom_adj or mem written */
-	LG_HOOK_PTRACE = 5,         /* ptrace attach, process_vm_*, /proc/<pid>/mem access */
-	LG_HOOK_SIGIO = 6,          /* SIGIO/SIGURG through F_SETOWN */
-	LG_HOOK_SERVICE_SOCKET = 7, /* connect() to a service manager's socket */
-	LG_HOOK_BPF = 8,            /* bpf() on liveguard's maps, programs or links */
-	LG_HOOK_PINS = 9,           /* liveguard's bpffs pins changed, or bpffs unmounted */
-	LG_HOOK_LIMITS = 10,        /* prlimit, nice, scheduler, I/O priority of a protected process */
+#define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
+	LG_HOOKS(LG_HOOK_ENUM)
+#undef LG_HOOK_ENUM
 	LG_HOOK_COUNT,
+};
+
+/* What a LG_HOOK_LIMITS refusal tried to change (lg_event.detail). */
+enum lg_limit_kind {
+	LG_LIMIT_RLIMIT = 1,    /* a resource limit (prlimit, setrlimit) */
+	LG_LIMIT_NICE = 2,      /* the nice value */
+	LG_LIMIT_SCHEDULER = 3, /* the scheduling policy */
+	LG_LIMIT_IOPRIO = 4,    /* the I/O priority */
 };
 
 /* What a guarded inode is (lg_guarded_inodes values). */
@@ -157,14 +178,13 @@ static inline __u64 lg_cgroup_filter_bit(__u64 cgroup_id)
 
 /* Indexes into the settings array map. Each entry counts the entries of
  * one map, so the hot path can skip walks that cannot match; each has a
- * single writer-side recount, so concurrent updaters never lose one. */
+ * single writer-side recount, so concurrent updaters never lose one. (The
+ * load mode is not here: it is read-only data the loader sets before the
+ * verifier sees the programs.) */
 enum lg_setting {
 	LG_SETTING_PROTECTED_CGROUPS = 0,
 	LG_SETTING_SESSIONS = 1,
-	/* count = 1: loaded in audit-only mode (no LSM programs; tracepoints
-	 * report what enforcement would have refused). */
-	LG_SETTING_AUDIT_ONLY = 2,
-	LG_SETTING_COUNT,
+	LG_SETTING_COUNT = 3, /* index 2 is unused; the size stays for kept pins */
 };
 
 struct lg_settings {

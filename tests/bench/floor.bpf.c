@@ -2,8 +2,9 @@
 /* The benchmark's floor: an empty program on every hook the guard attaches
  * to in enforcement mode. What it costs is the price of the BPF LSM and
  * trampoline machinery itself, which no program logic can go under; the
- * guard's cost over this floor is what liveguard's own checks add. Keep
- * the list in step with pins::kPrograms. */
+ * guard's cost over this floor is what liveguard's own checks add. The
+ * benchmark refuses to run when this list and the guard's enforcing
+ * programs attach to different places. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>

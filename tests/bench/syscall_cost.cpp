@@ -49,6 +49,7 @@
 #include <functional>
 #include <optional>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,7 @@
 #include "kernel/loader.h"
 #include "kernel/pinned_maps.h"
 #include "base/proc.h"
+#include "kernel/programs.h"
 #include "kernel/protected_cgroups.h"
 #include "kernel/protected_set.h"
 #include "kernel/session_registry.h"
@@ -288,11 +290,28 @@ std::vector<Row> select_rows(std::vector<Row> rows, const std::string& keys) {
     return rows;
 }
 
+// The floor is only a floor while it hooks exactly where the guard does.
+void require_floor_matches_guard(const floor_bpf* floor) {
+    std::set<std::string> guard, floors;
+    for (const auto& s : liveguard::attach_points_of(liveguard::Mode::Enforce)) guard.insert(s);
+    struct bpf_program* prog;
+    bpf_object__for_each_program(prog, floor->obj) floors.insert(bpf_program__section_name(prog));
+    std::string diff;
+    for (const auto& s : guard)
+        if (!floors.count(s)) diff += " guard only: " + s + ";";
+    for (const auto& s : floors)
+        if (!guard.count(s)) diff += " floor only: " + s + ";";
+    if (!diff.empty())
+        throw std::runtime_error("tests/bench/floor.bpf.c and the guard's enforcing programs hook "
+                                 "different places:" + diff + " add or remove floor programs to match");
+}
+
 // The floor phase's programs, attached for as long as this lives.
 class FloorPrograms {
 public:
     FloorPrograms() : skel_(floor_bpf__open_and_load()) {
         if (!skel_) throw std::runtime_error(std::string("cannot load the floor programs: ") + std::strerror(errno));
+        require_floor_matches_guard(skel_);
         if (int err = floor_bpf__attach(skel_); err != 0) {
             floor_bpf__destroy(skel_);
             throw std::runtime_error(std::string("cannot attach the floor programs: ") + std::strerror(-err));

@@ -10,7 +10,6 @@
 
 #include "base/clock.h"
 #include "base/error.h"
-#include "base/json.h"
 #include "base/privileges.h"
 #include "cli/commands.h"
 #include "events/event_collector.h"
@@ -55,18 +54,11 @@ int run_command(const EventsOptions& o) {
     JournalReader reader(since.has_value());
     EventCollector collector(maps);
     bool colour = !o.json && ::isatty(STDOUT_FILENO);
+    JournalFilter filter{since, o.session};
     auto show = [&] {
-        for (const auto& line : reader.read_new()) {
-            auto obj = json::parse_object(line);
-            if (!obj) continue;
-            bool lost = obj->count("lost") > 0;
-            if (!lost && since && (*obj)["time"] < *since) continue;
-            if (!lost && o.session && (*obj)["session_name"] != *o.session &&
-                (*obj)["session_cgroup_id"] != *o.session)
-                continue;
-            std::string out = o.json ? line : format_journal_text(*obj, colour);
-            std::fputs((out + "\n").c_str(), stdout);
-        }
+        for (const auto& line : reader.read_new())
+            if (auto out = render_journal_line(line, filter, o.json, colour))
+                std::fputs((*out + "\n").c_str(), stdout);
         std::fflush(stdout);
     };
     struct sigaction sa {};

@@ -53,7 +53,7 @@ void print_load_result(const LoadResult& r) {
                     "state pinned in %s\n", pins::kDir);
     } else {
         std::printf("liveguard loaded: enforcing (%zu programs attached), state pinned in %s\n",
-                    std::size(pins::kPrograms), pins::kDir);
+                    r.programs, pins::kDir);
     }
     std::fflush(stdout);
 }

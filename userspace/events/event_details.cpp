@@ -13,6 +13,7 @@
 #include "base/cgroup.h"
 #include "base/paths.h"
 #include "base/proc.h"
+#include "watcher/watcher_state.h"
 
 namespace liveguard {
 namespace {
@@ -21,16 +22,7 @@ std::string describe_source(std::uint32_t source) {
     if (source == LG_SOURCE_UNKNOWN) return "";
     if (source == LG_SOURCE_LIVEGUARD) return "liveguard's policy watcher";
     if (source == 0) return "liveguard-bpf protect (command line)";
-    std::string want = "#" + std::to_string(source) + "\t";
-    if (auto targets = read_small_file(paths::kWatcherTargets, 1 << 20)) {
-        std::istringstream in(*targets);
-        std::string line;
-        while (std::getline(in, line))
-            if (line.compare(0, want.size(), want) == 0) {
-                std::string rest = line.substr(want.size());
-                return rest.substr(0, rest.find('\t'));
-            }
-    }
+    if (auto d = watcher_target_description(source); d && !d->empty()) return *d;
     return "policy [[protect]] #" + std::to_string(source);
 }
 

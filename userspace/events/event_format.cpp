@@ -31,17 +31,10 @@ std::string signal_name(int sig) {
 
 const char* hook_name(std::uint32_t hook) {
     switch (hook) {
-        case LG_HOOK_TASK_KILL: return "task_kill";
-        case LG_HOOK_EXEC: return "exec";
-        case LG_HOOK_CONTROL_FIFO: return "control_fifo";
-        case LG_HOOK_CGROUP_FILE: return "cgroup_file";
-        case LG_HOOK_PROC_FILE: return "proc_file";
-        case LG_HOOK_PTRACE: return "ptrace";
-        case LG_HOOK_SIGIO: return "sigio";
-        case LG_HOOK_SERVICE_SOCKET: return "service_socket";
-        case LG_HOOK_BPF: return "bpf";
-        case LG_HOOK_PINS: return "pins";
-        case LG_HOOK_LIMITS: return "limits";
+#define LG_HOOK_CASE(name, value, text, what) \
+    case LG_HOOK_##name: return text;
+        LG_HOOKS(LG_HOOK_CASE)
+#undef LG_HOOK_CASE
         default: return "unknown";
     }
 }
@@ -88,10 +81,12 @@ std::string describe_act(const lg_event& e) {
                                : "used bpf() command " + std::to_string(e.detail) + " on links";
         case LG_HOOK_PINS: return "changed liveguard's bpffs pins (" + name + ")";
         case LG_HOOK_LIMITS: {
-            static const char* what[] = {"a limit", "a resource limit", "the priority",
-                                         "the scheduling policy", "the I/O priority"};
-            return std::string("tried to change ") + what[e.detail < 5 ? e.detail : 0] + " of " +
-                   target_string(e);
+            const char* what = e.detail == LG_LIMIT_RLIMIT      ? "a resource limit"
+                               : e.detail == LG_LIMIT_NICE      ? "the priority"
+                               : e.detail == LG_LIMIT_SCHEDULER ? "the scheduling policy"
+                               : e.detail == LG_LIMIT_IOPRIO    ? "the I/O priority"
+                                                                : "a limit";
+            return std::string("tried to change ") + what + " of " + target_string(e);
         }
         default: return "did something refused";
     }
@@ -173,11 +168,6 @@ std::string format_journal_text(const JournalRecord& record, bool colour) {
     if (!d.protected_by.empty()) more.push_back("target protected by: " + d.protected_by);
     for (const auto& m : more) s += "\n    " + m;
     return s;
-}
-
-std::string format_journal_text(const std::map<std::string, std::string>& obj, bool colour) {
-    auto record = journal_record_from_object(obj);
-    return record ? format_journal_text(*record, colour) : "";
 }
 
 std::optional<std::string> render_journal_line(std::string_view line, const JournalFilter& filter, bool json,

@@ -34,9 +34,6 @@ std::string format_event_json(const lg_event& e, std::int64_t boot_to_realtime_n
 // A journal record for people: the event, then what is known of the
 // culprit, indented.
 std::string format_journal_text(const JournalRecord& record, bool colour);
-// The same for an object json::parse_object read from a journal line; for
-// `events` until it uses render_journal_line. Empty when it is no record.
-std::string format_journal_text(const std::map<std::string, std::string>& obj, bool colour);
 
 // Which journal events `events` shows. Loss records always pass.
 struct JournalFilter {

@@ -126,6 +126,8 @@ std::string write_journal_record(const JournalRecord& record) {
     return w.done();
 }
 
+namespace {
+
 std::optional<JournalRecord> journal_record_from_object(const std::map<std::string, std::string>& obj) {
     Members m(obj);
     if (m.has("lost")) {
@@ -161,6 +163,8 @@ std::optional<JournalRecord> journal_record_from_object(const std::map<std::stri
     if (!m.ok()) return std::nullopt;
     return JournalRecord{std::move(e)};
 }
+
+}  // namespace
 
 std::optional<JournalRecord> parse_journal_record(std::string_view line) {
     auto obj = json::parse_object(line);

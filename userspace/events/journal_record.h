@@ -56,8 +56,4 @@ std::string write_journal_record(const JournalRecord& record);
 // read as json::parse_object decodes them.
 std::optional<JournalRecord> parse_journal_record(std::string_view line);
 
-// parse_journal_record's reading of an object json::parse_object returned;
-// for `events`, which parses lines itself until it uses render_journal_line.
-std::optional<JournalRecord> journal_record_from_object(const std::map<std::string, std::string>& obj);
-
 }  // namespace liveguard

@@ -2,41 +2,29 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <memory>
 
 #include "base/error.h"
-#include "base/privileges.h"
 #include "base/fd.h"
+#include "base/privileges.h"
 #include "kernel/exec_words.h"
 #include "kernel/guarded_inodes.h"
 #include "kernel/libbpf_log.h"
 #include "kernel/pins.h"
 #include "kernel/protected_cgroups.h"
-#include "liveguard.skel.h"
+#include "kernel/skeleton.h"
 
 namespace liveguard {
 namespace {
-
-struct SkeletonDeleter {
-    void operator()(struct liveguard_bpf* s) const { liveguard_bpf__destroy(s); }
-};
-using Skeleton = std::unique_ptr<struct liveguard_bpf, SkeletonDeleter>;
-
-struct LinkDeleter {
-    void operator()(struct bpf_link* l) const { bpf_link__destroy(l); }
-};
-using Link = std::unique_ptr<struct bpf_link, LinkDeleter>;
 
 bool exists(const std::string& path) {
     struct stat st {};
@@ -63,27 +51,29 @@ std::string load_failure_hint(int err) {
     return "run `liveguard-bpf doctor`, or `liveguard-bpf -v load` for libbpf's log";
 }
 
-template <std::size_t N>
-bool all_pinned(const char* const (&progs)[N]) {
-    for (const char* prog : progs)
-        if (!exists(pins::link(prog))) return false;
+bool all_pinned(const std::vector<std::string>& progs) {
+    for (const auto& prog : progs)
+        if (!exists(pins::link(prog.c_str()))) return false;
     return true;
 }
 
-bool in_set(const char* name, Mode mode) {
-    if (mode == Mode::AuditOnly) {
-        for (const char* p : pins::kAuditPrograms)
-            if (std::strcmp(p, name) == 0) return true;
-        return false;
+// Every entry of the pin directory this tool names (links and maps), of
+// this version or another: what an interrupted load leaves, and what
+// unload removes.
+std::vector<std::string> pinned_entries(bool links_only) {
+    std::vector<std::string> out;
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(pins::kDir), ::closedir);
+    if (!dir) return out;
+    while (struct dirent* e = ::readdir(dir.get())) {
+        std::string_view name = e->d_name;
+        bool link = name.substr(0, 5) == "link_";
+        if (link || (!links_only && name.substr(0, 3) == "lg_"))
+            out.push_back(std::string(pins::kDir) + "/" + e->d_name);
     }
-    for (const char* p : pins::kPrograms)
-        if (std::strcmp(p, name) == 0) return true;
-    return false;
-}
-
-void remove_all_links() {
-    for (const char* prog : pins::kPrograms) ::unlink(pins::link(prog).c_str());
-    for (const char* prog : pins::kAuditPrograms) ::unlink(pins::link(prog).c_str());
+    // Links first, so enforcement stops before the maps it reads go away.
+    std::stable_partition(out.begin(), out.end(),
+                          [](const std::string& p) { return p.find("/link_") != std::string::npos; });
+    return out;
 }
 
 // The kernel refused the programs themselves (as opposed to a missing
@@ -93,21 +83,20 @@ struct KernelRefused : Error {
     int err = 0;
 };
 
-// Opens and loads the skeleton; throws with libbpf's reason on failure.
-Skeleton open_and_load(const LibbpfLogCapture& log, bool pin_maps, Mode mode) {
-    Skeleton skel(liveguard_bpf__open());
-    if (!skel) throw_errno("cannot open the BPF object", errno);
+// Opens and loads the skeleton with the programs of `mode` and its
+// settings in place; throws with libbpf's reason on failure.
+Skeleton open_and_load(const LibbpfLogCapture& log, Mode mode) {
+    Skeleton skel = open_skeleton();
     struct bpf_program* prog;
     bpf_object__for_each_program(prog, skel->obj)
-        bpf_program__set_autoload(prog, in_set(bpf_program__name(prog), mode));
-    if (pin_maps) {
-        struct bpf_map* map;
-        bpf_object__for_each_map(map, skel->obj) {
-            const char* name = bpf_map__name(map);
-            if (name[0] == '.') continue;  // rodata/bss are not shared state
-            if (int err = bpf_map__set_pin_path(map, pins::map(name).c_str()))
-                throw_errno(std::string("cannot set the pin path of ") + name, -err);
-        }
+        bpf_program__set_autoload(prog, program_runs_in(prog, mode));
+    skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
+    struct bpf_map* map;
+    bpf_object__for_each_map(map, skel->obj) {
+        if (bpf_map__is_internal(map)) continue;  // rodata is no shared state
+        const char* name = bpf_map__name(map);
+        if (int err = bpf_map__set_pin_path(map, pins::map(name).c_str()))
+            throw_errno(std::string("cannot set the pin path of ") + name, -err);
     }
     if (int err = liveguard_bpf__load(skel.get()); err != 0) {
         int e = -err;
@@ -120,11 +109,7 @@ Skeleton open_and_load(const LibbpfLogCapture& log, bool pin_maps, Mode mode) {
 
 // What the side doors guard before any policy: liveguard's own pins, the
 // service-control binaries and the verbs that make them mutate.
-void guard_defaults(struct liveguard_bpf* skel, Mode mode) {
-    std::uint32_t idx = LG_SETTING_AUDIT_ONLY;
-    lg_settings audit{mode == Mode::AuditOnly ? 1u : 0u, 0};
-    if (bpf_map_update_elem(bpf_map__fd(skel->maps.lg_settings), &idx, &audit, BPF_ANY) != 0)
-        throw_errno("cannot record the mode", errno);
+void guard_defaults(struct liveguard_bpf* skel) {
     GuardedInodes inodes(bpf_map__fd(skel->maps.lg_guarded_inodes));
     auto dir = inode_key(pins::kDir);
     if (!dir) throw_errno(std::string("cannot stat ") + pins::kDir, errno);
@@ -142,10 +127,9 @@ void remove_pins(const std::vector<std::string>& paths) {
     for (const auto& p : paths) ::unlink(p.c_str());
 }
 
-}  // namespace
-
-// The argv copies attach to syscall tracepoints, which libbpf finds in
-// tracefs; systemd mounts it on demand, a bare system may not have.
+// The argv copies of audit-only mode attach to syscall tracepoints, which
+// libbpf finds in tracefs; systemd mounts it on demand, a bare system may
+// not have.
 void ensure_tracefs() {
     if (::access("/sys/kernel/tracing/events", F_OK) == 0 ||
         ::access("/sys/kernel/debug/tracing/events", F_OK) == 0)
@@ -155,24 +139,13 @@ void ensure_tracefs() {
                     "mount it: mount -t tracefs nodev /sys/kernel/tracing");
 }
 
-const char* mode_name(Mode m) { return m == Mode::Enforce ? "enforce" : "audit-only"; }
-
-std::optional<Mode> Guard::loaded_mode() {
-    if (all_pinned(pins::kPrograms)) return Mode::Enforce;
-    if (all_pinned(pins::kAuditPrograms) && !exists(pins::link("lg_task_kill"))) return Mode::AuditOnly;
-    return std::nullopt;
-}
-
-bool Guard::is_loaded() { return loaded_mode().has_value(); }
-
-namespace {
-
-void load_mode(Mode mode, std::vector<std::string>& created) {
+// Loads, attaches and pins the programs of `mode`; returns how many.
+std::size_t load_mode(Mode mode, std::vector<std::string>& created) {
     LibbpfLogCapture log(false);
-    Skeleton skel = open_and_load(log, true, mode);
+    Skeleton skel = open_and_load(log, mode);
     // Before attaching: the hooks must know their own pins from the first
     // moment they can refuse anything.
-    guard_defaults(skel.get(), mode);
+    guard_defaults(skel.get());
     std::vector<Link> links;
     struct bpf_program* prog;
     bpf_object__for_each_program(prog, skel->obj) {
@@ -190,9 +163,18 @@ void load_mode(Mode mode, std::vector<std::string>& created) {
             throw_errno("cannot pin " + path, -err);
         created.push_back(path);
     }
+    return links.size();
 }
 
 }  // namespace
+
+std::optional<Mode> Guard::loaded_mode() {
+    if (all_pinned(programs_of(Mode::Enforce))) return Mode::Enforce;
+    if (all_pinned(programs_of(Mode::AuditOnly)) && !exists(pins::link("lg_task_kill"))) return Mode::AuditOnly;
+    return std::nullopt;
+}
+
+bool Guard::is_loaded() { return loaded_mode().has_value(); }
 
 LoadResult Guard::load(Mode mode, bool fallback) {
     require_root("load");
@@ -208,30 +190,25 @@ LoadResult Guard::load(Mode mode, bool fallback) {
     // Links pinned without all of their siblings mean an interrupted load;
     // they are replaced below. Maps pinned earlier are reused.
     std::vector<std::string> created;
-    for (const char* name : pins::kMaps)
-        if (!exists(pins::map(name))) created.push_back(pins::map(name));
-    remove_all_links();
+    for (const auto& name : map_names())
+        if (!exists(pins::map(name.c_str()))) created.push_back(pins::map(name.c_str()));
+    remove_pins(pinned_entries(/*links_only=*/true));
     result.mode = mode;
     try {
         try {
-            load_mode(mode, created);
+            result.programs = load_mode(mode, created);
         } catch (const KernelRefused& k) {
             if (mode != Mode::Enforce || !fallback || (k.err != EPERM && k.err != EACCES &&
                                                        k.err != EINVAL && k.err != ENOTSUP &&
                                                        k.err != EOPNOTSUPP))
                 throw;
             // Nothing of the enforcing attempt may stay attached.
-            for (auto it = created.begin(); it != created.end();) {
-                if (it->find("/link_") != std::string::npos) {
-                    ::unlink(it->c_str());
-                    it = created.erase(it);
-                } else {
-                    ++it;
-                }
-            }
+            auto link = [](const std::string& p) { return p.find("/link_") != std::string::npos; };
+            remove_pins(pinned_entries(/*links_only=*/true));
+            created.erase(std::remove_if(created.begin(), created.end(), link), created.end());
             result.fallback_reason = k.what();
             result.mode = Mode::AuditOnly;
-            load_mode(Mode::AuditOnly, created);
+            result.programs = load_mode(Mode::AuditOnly, created);
         }
     } catch (...) {
         remove_pins(created);
@@ -248,17 +225,7 @@ UnloadReport Guard::unload() {
     if (!exists(pins::kDir)) return report;
     UniqueFd lock = lock_pin_dir();
     report.was_loaded = is_loaded();
-    // Links first, so enforcement stops before the maps it reads go away.
-    std::vector<std::string> links;
-    for (const char* prog : pins::kPrograms) links.push_back(pins::link(prog));
-    for (const char* prog : pins::kAuditPrograms) links.push_back(pins::link(prog));
-    for (const auto& p : links) {
-        if (std::find(report.removed.begin(), report.removed.end(), p) != report.removed.end()) continue;
-        if (::unlink(p.c_str()) == 0) report.removed.push_back(p);
-        else if (errno != ENOENT) throw_errno("cannot remove " + p, errno);
-    }
-    for (const char* name : pins::kMaps) {
-        std::string p = pins::map(name);
+    for (const auto& p : pinned_entries(/*links_only=*/false)) {
         if (::unlink(p.c_str()) == 0) report.removed.push_back(p);
         else if (errno != ENOENT) throw_errno("cannot remove " + p, errno);
     }

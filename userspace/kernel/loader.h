@@ -5,19 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "kernel/programs.h"
+
 namespace liveguard {
 
 enum class LoadOutcome { Loaded, AlreadyLoaded };
 
-// Enforce: the LSM programs refuse. AuditOnly: tracepoints only report
-// what would have been refused (kernels that will not run BPF LSM programs).
-enum class Mode { Enforce, AuditOnly };
-
-const char* mode_name(Mode m);
-
 struct LoadResult {
     LoadOutcome outcome = LoadOutcome::Loaded;
     Mode mode = Mode::Enforce;
+    std::size_t programs = 0;  // attached by this load
     // Set when enforcement was asked for, the kernel refused it, and the
     // guard fell back to audit-only: why.
     std::string fallback_reason;

@@ -1,0 +1,14 @@
+/* What the kernel side needs to know of the x86-64 architecture: the
+ * syscall wrappers that take the user's registers, and which register
+ * holds argv. The argv copy the exec guard judges is made there, so this
+ * is the one architecture liveguard builds for; another needs its own
+ * header here (arm64: __arm64_sys_execve, regs[1] and regs[2]). */
+#ifndef LG_BPF_ARCH_H
+#define LG_BPF_ARCH_H
+
+#define LG_SYS_EXECVE "__x64_sys_execve"
+#define LG_SYS_EXECVEAT "__x64_sys_execveat"
+#define LG_EXECVE_ARGV(regs) BPF_CORE_READ(regs, si)
+#define LG_EXECVEAT_ARGV(regs) BPF_CORE_READ(regs, dx)
+
+#endif

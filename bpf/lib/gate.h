@@ -1,0 +1,54 @@
+/* The one decision every refusing hook ends in. A hook first rules out,
+ * as cheaply as it can, acts that touch nothing protected (every process
+ * on the machine pays for that part); what is left is refused when the
+ * actor is a session member, with one event, and allowed otherwise. */
+#ifndef LG_BPF_GATE_H
+#define LG_BPF_GATE_H
+
+#include "report.h"
+
+/* No session tagged anywhere: nothing can be refused. The first check of
+ * every refusing hook, one array lookup. */
+static __always_inline bool sessions_exist(void)
+{
+	return any(LG_SETTING_SESSIONS);
+}
+
+/* `session`: the actor's (member_session()), 0 when it is no member. */
+static __always_inline int refuse_task_act(__u64 session, __u32 hook, struct task_struct *target,
+					   int sig, __u32 detail)
+{
+	if (!session)
+		return 0;
+	report_task(LG_VERDICT_DENIED, hook, session, target, sig, detail);
+	return -EPERM;
+}
+
+static __always_inline int refuse_object_act(__u64 session, __u32 hook, struct dentry *d,
+					     __u64 object, __u32 detail, __u32 target_pid)
+{
+	if (!session)
+		return 0;
+	report_object(LG_VERDICT_DENIED, hook, session, d, object, detail, target_pid);
+	return -EPERM;
+}
+
+/* The current task's act on a process, for hooks that name one: the
+ * target's protection is cheaper to learn than the actor's membership, so
+ * it is asked first. */
+static __always_inline int member_act_on_task(__u32 hook, struct task_struct *target, int sig,
+					      __u32 detail)
+{
+	if (!sessions_exist() || !target_protected(target))
+		return 0;
+	return refuse_task_act(member_session(), hook, target, sig, detail);
+}
+
+/* The current task's act on a guarded object the caller has found. */
+static __always_inline int member_act_on_object(__u32 hook, struct dentry *d, __u64 object,
+						__u32 detail, __u32 target_pid)
+{
+	return refuse_object_act(member_session(), hook, d, object, detail, target_pid);
+}
+
+#endif

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Marks and lineage: who is protected and who is a member follows the
+ * process tree. A fork by a supervisor whose children inherit protection
+ * marks the child before it runs, so a restarted service has no
+ * unprotected moment; a fork inside a session marks the child a member, so
+ * it stays one wherever it goes. */
+#include "lib/gate.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* `parent` is the current task. */
+static __always_inline void mark_child(struct task_struct *parent, struct task_struct *task)
+{
+	struct lg_protected *pm = protection_mark(parent->group_leader);
+
+	if (pm && (pm->flags & LG_PROTECT_INHERIT)) {
+		struct lg_protected *cm =
+			bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (cm) {
+			if (!cm->since_boot_ns) {
+				cm->since_boot_ns = bpf_ktime_get_boot_ns();
+				cm->source = pm->source;
+				cm->flags = LG_PROTECT_INHERITED;
+			}
+		} else {
+			count(LG_COUNTER_INHERIT_FAILED);
+		}
+	}
+	if (!sessions_exist())
+		return;
+	__u64 session = member_session();
+	if (!session)
+		return;
+	struct lg_member *mm =
+		bpf_task_storage_get(&lg_members, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!mm) {
+		count(LG_COUNTER_MEMBER_MARK_FAILED);
+		return;
+	}
+	if (!mm->since_boot_ns) {
+		mm->session_cgroup_id = session;
+		mm->since_boot_ns = bpf_ktime_get_boot_ns();
+	}
+}
+
+/* Marks are made before the child runs. Threads share their leader's
+ * marks and need none. */
+SEC("lsm/task_alloc")
+int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
+{
+	if (ret)
+		return ret;
+	if (clone_flags & CLONE_THREAD)
+		return 0;
+	mark_child(bpf_get_current_task_btf(), task);
+	return 0;
+}
+
+/* A supervisor's child gets its number only after task_alloc: record it
+ * for the doors that name a process by number. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if (child->pid != child->tgid)
+		return 0;
+	/* Without the LSM, the marks are made here, as the child starts. */
+	if (lg_audit_only)
+		mark_child(bpf_get_current_task_btf(), child);
+	struct lg_protected *cm = protection_mark(child);
+
+	if (!cm)
+		return 0;
+	__u32 tgid = child->tgid;
+	__u64 ticks = child->start_boottime / NSEC_PER_USER_TICK;
+
+	bpf_map_update_elem(&lg_protected_pids, &tgid, &ticks, BPF_ANY);
+	return 0;
+}
+
+/* A protected process moved to another cgroup (by a supervisor, say)
+ * makes that cgroup and its ancestors guarded at once. */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(lg_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	if (!is_protected(task))
+		return 0;
+	__u32 one = 1;
+	struct cgroup *cg = dst;
+
+	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		bpf_map_update_elem(&lg_guarded_cgroups, &id, &one, BPF_ANY);
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return 0;
+}

@@ -1,0 +1,50 @@
+#include "kernel/programs.h"
+
+#include <bpf/libbpf.h>
+
+#include <string_view>
+
+#include "kernel/skeleton.h"
+
+namespace liveguard {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+std::vector<std::string> of_mode(Mode mode, const char* (*what)(const struct bpf_program*)) {
+    Skeleton skel = open_skeleton();
+    std::vector<std::string> out;
+    struct bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj) {
+        if (program_runs_in(prog, mode)) out.emplace_back(what(prog));
+    }
+    return out;
+}
+
+}  // namespace
+
+const char* mode_name(Mode m) { return m == Mode::Enforce ? "enforce" : "audit-only"; }
+
+bool program_runs_in(const struct bpf_program* prog, Mode mode) {
+    std::string_view name = bpf_program__name(prog);
+    std::string_view section = bpf_program__section_name(prog);
+    if (starts_with(name, "lg_audit_")) return mode == Mode::AuditOnly;
+    if (starts_with(section, "lsm/") || starts_with(section, "fentry/")) return mode == Mode::Enforce;
+    return true;
+}
+
+std::vector<std::string> programs_of(Mode mode) { return of_mode(mode, bpf_program__name); }
+
+std::vector<std::string> attach_points_of(Mode mode) { return of_mode(mode, bpf_program__section_name); }
+
+std::vector<std::string> map_names() {
+    Skeleton skel = open_skeleton();
+    std::vector<std::string> out;
+    struct bpf_map* map;
+    bpf_object__for_each_map(map, skel->obj) {
+        if (!bpf_map__is_internal(map)) out.emplace_back(bpf_map__name(map));
+    }
+    return out;
+}
+
+}  // namespace liveguard

@@ -1,0 +1,32 @@
+#pragma once
+// Which of the object's programs run in which mode. Derived from the
+// programs themselves, so a new hook needs no list kept in step with it:
+// programs on a BPF trampoline (lsm/, fentry/) enforce; programs named
+// lg_audit_* report in audit-only mode, for kernels that refuse the
+// trampolines; the rest (tp_btf bookkeeping at fork and cgroup moves)
+// serve both.
+#include <string>
+#include <vector>
+
+struct bpf_program;  // libbpf
+
+namespace liveguard {
+
+// Enforce: the LSM programs refuse. AuditOnly: tracepoints only report
+// what would have been refused (kernels that will not run BPF LSM programs).
+enum class Mode { Enforce, AuditOnly };
+
+const char* mode_name(Mode m);
+
+bool program_runs_in(const struct bpf_program* prog, Mode mode);
+
+// The names of the programs attached in `mode`, in the object's order.
+std::vector<std::string> programs_of(Mode mode);
+
+// Where they attach: their section names ("lsm/task_kill", ...).
+std::vector<std::string> attach_points_of(Mode mode);
+
+// The names of every map the object defines (data sections excluded).
+std::vector<std::string> map_names();
+
+}  // namespace liveguard
