@@ -23,7 +23,6 @@ inline constexpr const char* kCounters = "lg_counters";
 inline constexpr const char* kProtectedCgroups = "lg_protected_cgroups";
 inline constexpr const char* kSettings = "lg_settings";
 inline constexpr const char* kProtectedPids = "lg_protected_pids";
-inline constexpr const char* kMembers = "lg_members";
 inline constexpr const char* kGuardedCgroups = "lg_guarded_cgroups";
 inline constexpr const char* kGuardedInodes = "lg_guarded_inodes";
 inline constexpr const char* kExecWords = "lg_exec_words";
