@@ -91,10 +91,20 @@ int BPF_PROG(lg_inode_create, struct inode *dir, struct dentry *dentry, umode_t 
 	return ret ? ret : pin_change(dir, dentry);
 }
 
+/* security_inode_rename() passes the rename flags after the four
+ * arguments the LSM hook has, so the return value so far sits one slot
+ * later there. The other slot is never read in a mode: the verifier drops
+ * the branch the read-only flag rules out. */
 SEC("lsm/inode_rename")
 int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
-	     struct inode *new_dir, struct dentry *new_dentry, int ret)
+	     struct inode *new_dir, struct dentry *new_dentry)
 {
+	int ret;
+
+	if (lg_fmod_ret)
+		ret = (int)LG_CTX_WORD(ctx, 40);
+	else
+		ret = (int)LG_CTX_WORD(ctx, 32);
 	if (ret)
 		return ret;
 	int r = pin_change(old_dir, old_dentry);

@@ -326,7 +326,7 @@ private:
 };
 
 void guard_on(const Setup& s) {
-    Guard::load(liveguard::Mode::Enforce);
+    Guard::load();
     PinnedMaps maps = PinnedMaps::open();
     liveguard::SessionRegistry(maps.sessions.get(), maps.settings.get()).tag(s.mount, s.session);
     liveguard::ProtectedSet protect(maps);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "cli/doctor.h"
+#include "kernel/lsm_list.h"
 #include "events/event_format.h"
 #include "base/json.h"
 #include "base/proc.h"

@@ -41,9 +41,16 @@ ParseResult parse_cli(int argc, const char* const* argv) {
                     "/etc/liveguard/liveguard.toml when it exists) apply it and start the watcher "
                     "that keeps it applied");
         sc->add_option("--config", load.config, "Policy file (TOML); see README");
+        sc->add_option("--attach", load.attach,
+                       "How to attach: lsm (BPF LSM programs; needs bpf among the active LSMs), "
+                       "fmod_ret (the same programs on the kernel's security_* functions; for "
+                       "kernels that build the BPF LSM without listing it), audit-only. Default: "
+                       "lsm where bpf is listed, else fmod_ret, else audit-only")
+            ->check(CLI::IsMember({"lsm", "fmod_ret", "audit-only"}));
         sc->add_flag("--audit-only", load.audit_only,
                      "Report what would be refused, refuse nothing (tracepoints; for kernels that "
-                     "will not run BPF LSM programs, which `load` falls back to on its own)");
+                     "will not run BPF LSM programs, which `load` falls back to on its own); the "
+                     "same as --attach audit-only");
         sc->add_flag("--foreground", load.foreground,
                      "Run the watcher in this process (for systemd and s6 units)");
         sc->callback([&] { cmd.options = load; });

@@ -14,7 +14,8 @@ namespace liveguard {
 struct LoadOptions {
     std::optional<std::string> config;  // the policy file
     bool foreground = false;            // run the watcher in this process
-    bool audit_only = false;            // report, never refuse
+    bool audit_only = false;            // report, never refuse (= --attach audit-only)
+    std::optional<std::string> attach;  // lsm, fmod_ret, audit-only; none: load chooses
 };
 
 struct CheckConfigOptions {

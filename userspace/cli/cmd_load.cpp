@@ -36,7 +36,7 @@ std::optional<Policy> policy_for_load(const LoadOptions& o) {
 
 void print_load_result(const LoadResult& r) {
     if (r.outcome == LoadOutcome::AlreadyLoaded) {
-        std::printf("liveguard is already loaded (%s mode, pins in %s)\n", mode_name(r.mode), pins::kDir);
+        std::printf("liveguard is already loaded (%s mode, pins in %s)\n", attach_name(r.attach), pins::kDir);
     } else if (!r.fallback_reason.empty()) {
         std::string cause = r.fallback_reason.substr(0, r.fallback_reason.find('\n'));
         std::fprintf(stderr,
@@ -48,12 +48,14 @@ void print_load_result(const LoadResult& r) {
                      "  `liveguard-bpf doctor` says what the kernel needs for enforcement.\n",
                      cause.c_str());
         std::printf("liveguard loaded in audit-only mode, state pinned in %s\n", pins::kDir);
-    } else if (r.mode == Mode::AuditOnly) {
+    } else if (r.attach == Attach::AuditOnly) {
         std::printf("liveguard loaded in audit-only mode (nothing is refused; attempts are reported), "
                     "state pinned in %s\n", pins::kDir);
     } else {
-        std::printf("liveguard loaded: enforcing (%zu programs attached), state pinned in %s\n",
-                    r.programs, pins::kDir);
+        std::printf("liveguard loaded: enforcing (%zu programs attached as %s: %s), state pinned in %s\n",
+                    r.programs, attach_name(r.attach), r.reason.c_str(), pins::kDir);
+        for (const auto& u : r.uncovered)
+            std::fprintf(stderr, "liveguard-bpf: warning: not enforced on this kernel: %s\n", u.c_str());
     }
     std::fflush(stdout);
 }
@@ -84,7 +86,14 @@ int run_command(const LoadOptions& o) {
         throw Error(std::string("--foreground runs the policy watcher, but there is no policy (") +
                         kDefaultPolicyPath + " does not exist)",
                     "give one: liveguard-bpf load --foreground --config FILE", 2);
-    print_load_result(Guard::load(o.audit_only ? Mode::AuditOnly : Mode::Enforce, !o.audit_only));
+    if (o.audit_only && o.attach && *o.attach != "audit-only")
+        throw Error("--audit-only and --attach " + *o.attach + " contradict each other",
+                    "give one of them", 2);
+    std::optional<Attach> forced;
+    if (o.audit_only || o.attach == "audit-only") forced = Attach::AuditOnly;
+    else if (o.attach == "lsm") forced = Attach::Lsm;
+    else if (o.attach == "fmod_ret") forced = Attach::FmodRet;
+    print_load_result(Guard::load(forced));
     if (!policy) return 0;
     if (!policy->session_tags.empty()) tag_policy_sessions(*policy);
     if (auto pid = running_watcher()) {

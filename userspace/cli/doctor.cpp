@@ -18,12 +18,11 @@
 #include "base/proc.h"
 #include "kernel/libbpf_log.h"
 #include "kernel/loader.h"
+#include "kernel/lsm_list.h"
 #include "kernel/pins.h"
 
 namespace liveguard {
 namespace {
-
-constexpr const char* kSecurityfs = "/sys/kernel/security";
 
 bool fs_is(const char* path, long magic) {
     struct statfs sfs {};
@@ -35,26 +34,6 @@ bool has_effective_cap(int cap) {
     __user_cap_data_struct data[2]{};
     if (::syscall(SYS_capget, &hdr, data) != 0) return false;
     return data[cap / 32].effective & (1u << (cap % 32));
-}
-
-// The LSM list; mounts securityfs privately when the host has not.
-std::optional<std::string> read_lsm_list(bool& mounted_here) {
-    mounted_here = false;
-    if (fs_is(kSecurityfs, SECURITYFS_MAGIC)) {
-        auto s = read_small_file(std::string(kSecurityfs) + "/lsm", 4096);
-        return s;
-    }
-    char tmpl[] = "/tmp/liveguard-securityfs.XXXXXX";
-    if (!::mkdtemp(tmpl)) return std::nullopt;
-    std::optional<std::string> s;
-    if (::mount("securityfs", tmpl, "securityfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                nullptr) == 0) {
-        mounted_here = true;
-        s = read_small_file(std::string(tmpl) + "/lsm", 4096);
-        ::umount2(tmpl, MNT_DETACH);
-    }
-    ::rmdir(tmpl);
-    return s;
 }
 
 const char* state_word(CheckState s) {
@@ -73,19 +52,6 @@ std::pair<int, int> parse_kernel_version(const std::string& release) {
     int major = 0, minor = 0;
     if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return {0, 0};
     return {major, minor};
-}
-
-bool lsm_list_has_bpf(const std::string& list) {
-    std::size_t pos = 0;
-    while (pos <= list.size()) {
-        auto end = list.find(',', pos);
-        if (end == std::string::npos) end = list.size();
-        std::string item = list.substr(pos, end - pos);
-        while (!item.empty() && (item.back() == '\n' || item.back() == ' ')) item.pop_back();
-        if (item == "bpf") return true;
-        pos = end + 1;
-    }
-    return false;
 }
 
 bool DoctorReport::enforcement_possible() const {
@@ -133,28 +99,30 @@ DoctorReport run_doctor() {
                      "boot a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 
     // 4-5. securityfs and the LSM list.
-    bool mounted_here = false;
-    auto lsm = root ? read_lsm_list(mounted_here) : std::nullopt;
+    auto lsm = root ? read_lsm_list() : std::nullopt;
     if (fs_is(kSecurityfs, SECURITYFS_MAGIC))
         add("securityfs", CheckState::Ok, std::string("mounted at ") + kSecurityfs);
     else
         add("securityfs", CheckState::Warn,
             std::string("not mounted at ") + kSecurityfs +
-                (mounted_here ? " (read through a private mount)" : ""),
+                (lsm && lsm->mounted_here ? " (read through a private mount)" : ""),
             std::string("mount -t securityfs securityfs ") + kSecurityfs);
-    std::string lsm_text = lsm ? *lsm : "";
-    while (!lsm_text.empty() && lsm_text.back() == '\n') lsm_text.pop_back();
-    bool bpf_listed = lsm && lsm_list_has_bpf(*lsm);
+    bool bpf_listed = lsm && lsm_list_has_bpf(lsm->text);
+    // Without `bpf` listed the programs attach as fmod_ret instead: the
+    // lsm form is better (a refusal lets the other LSMs run), not needed.
     if (!lsm)
         add("bpf-lsm", CheckState::Fail, "cannot read the active LSM list",
                      std::string("mount securityfs (mount -t securityfs securityfs ") + kSecurityfs +
                          ") and run doctor as root");
     else if (bpf_listed)
-        add("bpf-lsm", CheckState::Ok, "active LSMs: " + lsm_text);
+        add("bpf-lsm", CheckState::Ok, "active LSMs: " + lsm->text);
     else
-        add("bpf-lsm", CheckState::Fail, "`bpf` is not among the active LSMs: " + lsm_text,
-                     "add it on the kernel command line: lsm=" + lsm_text +
-                         ",bpf (then reboot)");
+        add("bpf-lsm", CheckState::Warn,
+            "`bpf` is not among the active LSMs (" + lsm->text +
+                "): the programs attach as fmod_ret on the security_* functions instead",
+            "optional: lsm=" + lsm->text + ",bpf on the kernel command line (then reboot) for the "
+                                             "lsm form");
+    Attach attach = bpf_listed || !lsm ? Attach::Lsm : Attach::FmodRet;
 
     // 6. bpffs.
     if (fs_is(pins::kBpffs, BPF_FS_MAGIC))
@@ -178,22 +146,22 @@ DoctorReport run_doctor() {
         add("load", CheckState::Skipped, "needs root");
         add("attach", CheckState::Skipped, "needs root");
     } else {
-        TrialResult t = Guard::trial();
+        TrialResult t = Guard::trial(attach);
+        std::string form = attach == Attach::Lsm ? "LSM" : "fmod_ret";
         if (t.loaded) {
-            add("load", CheckState::Ok, "the kernel accepted liveguard's LSM program");
+            add("load", CheckState::Ok, "the kernel accepted liveguard's " + form + " programs");
         } else {
             std::string why = std::strerror(t.error);
             std::string detail, fix;
-            if ((t.error == EPERM || t.error == EACCES) && bpf_listed) {
-                detail = "BPF LSM listed, yet the kernel refused to load LSM programs (" + why +
-                         "): this kernel does not permit BPF programs that need a trampoline";
+            if (t.error == EPERM || t.error == EACCES) {
+                detail = (bpf_listed ? "BPF LSM listed, yet the kernel refused to load LSM programs ("
+                                     : "the kernel refused to load fmod_ret programs (") +
+                         why + "): this kernel does not permit BPF programs that need a trampoline";
                 fix = "enforcement is impossible on this kernel; use a kernel that loads BPF LSM "
-                      "programs (e.g. a distribution kernel with lsm=...,bpf; `make test` does so "
-                      "in a VM)";
+                      "or fmod_ret programs (e.g. a distribution kernel; `make test` does so in a VM)";
             } else {
-                detail = "the kernel refused to load the LSM program (" + why + ")";
-                fix = bpf_listed ? "run `liveguard-bpf -v doctor` for libbpf's log"
-                                 : "enable the BPF LSM first (see bpf-lsm above)";
+                detail = "the kernel refused to load the " + form + " programs (" + why + ")";
+                fix = "run `liveguard-bpf -v doctor` for libbpf's log";
             }
             if (!t.detail.empty() && LibbpfLogCapture::verbose()) detail += "\n" + t.detail;
             add("load", CheckState::Fail, detail, fix);
@@ -201,11 +169,28 @@ DoctorReport run_doctor() {
         if (!t.loaded)
             add("attach", CheckState::Skipped, "nothing loaded");
         else if (t.attached)
-            add("attach", CheckState::Ok, "attached to lsm/task_kill (and detached again)");
+            add("attach", CheckState::Ok,
+                attach == Attach::Lsm ? "attached to lsm/task_kill (and detached again)"
+                                      : "attached to security_task_kill as fmod_ret (and detached again)");
         else
-            add("attach", CheckState::Fail,
-                         std::string("attach failed: ") + std::strerror(t.error),
-                         "`bpf` must be an active LSM; see bpf-lsm above");
+            add("attach", CheckState::Fail, std::string("attach failed: ") + std::strerror(t.error),
+                attach == Attach::Lsm ? "`bpf` must be an active LSM; see bpf-lsm above"
+                                      : "run `liveguard-bpf -v doctor` for libbpf's log");
+        // 10. What enforcement covers in the form `load` will choose.
+        if (t.attached) {
+            auto uncovered = uncovered_hooks(attach);
+            std::string gaps;
+            for (const auto& u : uncovered) gaps += (gaps.empty() ? "" : "; ") + u;
+            if (attach == Attach::Lsm)
+                add("mode", CheckState::Ok, "lsm: enforcement complete");
+            else if (uncovered.empty())
+                add("mode", CheckState::Ok,
+                    "fmod_ret: enforcement complete; it differs from lsm in that a refusal returns "
+                    "before the LSMs after it in security_* run (they could only have refused too)");
+            else
+                add("mode", CheckState::Warn, "fmod_ret: not enforced on this kernel: " + gaps,
+                    "lsm=...,bpf on the kernel command line gives the lsm form, which covers these");
+        }
     }
     return r;
 }

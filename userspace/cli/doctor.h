@@ -29,7 +29,4 @@ std::string format_doctor_json(const DoctorReport& r);
 // Parses "6.1.0-50-amd64" into {6, 1}; {0, 0} when unreadable.
 std::pair<int, int> parse_kernel_version(const std::string& release);
 
-// Whether a comma-separated LSM list names "bpf".
-bool lsm_list_has_bpf(const std::string& list);
-
 }  // namespace liveguard

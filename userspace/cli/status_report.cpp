@@ -105,16 +105,19 @@ StatusReport gather_status() {
         auto path = path_of(s.id);
         r.sessions.push_back({s.id, path, path ? cgroup_member_count(*path) : 0});
     }
-    r.mode = Guard::loaded_mode().value_or(Mode::Enforce);
+    r.attach = Guard::loaded_attach().value_or(Attach::Lsm);
     return r;
 }
 
 std::string format_status_text(const StatusReport& r) {
     if (!r.loaded) return "liveguard: not loaded (load it with: sudo liveguard-bpf load)\n";
     std::string out;
-    appendf(out, "liveguard: loaded, %s (pins in %s)\n",
-            r.mode == Mode::Enforce ? "enforcing" : "AUDIT-ONLY: nothing is refused, attempts are reported",
-            pins::kDir);
+    if (r.attach == Attach::AuditOnly)
+        appendf(out, "liveguard: loaded, AUDIT-ONLY: nothing is refused, attempts are reported (pins in %s)\n",
+                pins::kDir);
+    else
+        appendf(out, "liveguard: loaded, enforcing, attached as %s (pins in %s)\n", attach_name(r.attach),
+                pins::kDir);
     appendf(out, "protected processes: %zu\n", r.processes.size());
     for (const auto& [p, since] : r.processes)
         appendf(out, "  %-8d %-16s %-6s since %s  %s%s\n", p.pid, p.comm.c_str(), p.alive ? "alive" : "exited",
@@ -172,7 +175,8 @@ std::string format_status_json(const StatusReport& r) {
                          .done());
     return json::ObjectWriter()
         .boolean("loaded", true)
-        .str("mode", mode_name(r.mode))
+        .str("mode", mode_name(mode_of(r.attach)))
+        .str("attach", attach_name(r.attach))
         .str("pin_dir", pins::kDir)
         .raw("protected", procs.done())
         .raw("protected_cgroups", cgroups.done())

@@ -38,7 +38,7 @@ struct StatusSession {
 
 struct StatusReport {
     bool loaded = false;  // when false, nothing below was read
-    Mode mode = Mode::Enforce;
+    Attach attach = Attach::Lsm;
     std::vector<StatusProcess> processes;
     std::vector<StatusCgroup> cgroups;
     std::optional<pid_t> watcher;

@@ -17,8 +17,10 @@
 #include "base/fd.h"
 #include "base/privileges.h"
 #include "kernel/exec_words.h"
+#include "kernel/fmod_ret.h"
 #include "kernel/guarded_inodes.h"
 #include "kernel/libbpf_log.h"
+#include "kernel/lsm_list.h"
 #include "kernel/pins.h"
 #include "kernel/protected_cgroups.h"
 #include "kernel/skeleton.h"
@@ -83,14 +85,30 @@ struct KernelRefused : Error {
     int err = 0;
 };
 
-// Opens and loads the skeleton with the programs of `mode` and its
-// settings in place; throws with libbpf's reason on failure.
-Skeleton open_and_load(const LibbpfLogCapture& log, Mode mode) {
-    Skeleton skel = open_skeleton();
+// The program selection and settings of `attach`, before load. Returns
+// the hooks the kernel gives no place to attach to.
+std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
+    Mode mode = mode_of(attach);
     struct bpf_program* prog;
     bpf_object__for_each_program(prog, skel->obj)
         bpf_program__set_autoload(prog, program_runs_in(prog, mode));
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
+    skel->rodata->lg_fmod_ret = attach == Attach::FmodRet;
+    std::vector<std::string> uncovered;
+    if (attach == Attach::FmodRet) {
+        auto plan = plan_fmod_ret(skel->obj);
+        apply_fmod_ret(skel->obj, plan);
+        for (const auto& t : plan)
+            if (!t.problem.empty()) uncovered.push_back(t.hook + ": " + t.problem);
+    }
+    return uncovered;
+}
+
+// Opens and loads the skeleton for `attach`, its maps pinned; throws with
+// libbpf's reason on failure.
+Skeleton open_and_load(const LibbpfLogCapture& log, Attach attach, std::vector<std::string>& uncovered) {
+    Skeleton skel = open_skeleton();
+    uncovered = prepare(skel.get(), attach);
     struct bpf_map* map;
     bpf_object__for_each_map(map, skel->obj) {
         if (bpf_map__is_internal(map)) continue;  // rodata is no shared state
@@ -105,6 +123,27 @@ Skeleton open_and_load(const LibbpfLogCapture& log, Mode mode) {
                             load_failure_hint(e), e);
     }
     return skel;
+}
+
+// The programs a load in `attach` form pins on this kernel.
+std::vector<std::string> expected_programs(Attach attach) {
+    Skeleton skel = open_skeleton();
+    prepare(skel.get(), attach);
+    std::vector<std::string> out;
+    struct bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj)
+        if (bpf_program__autoload(prog)) out.emplace_back(bpf_program__name(prog));
+    return out;
+}
+
+// How the pinned link of a program is attached: LSM or fmod_ret.
+std::optional<Attach> attach_of_pinned(const char* prog) {
+    UniqueFd fd(bpf_obj_get(pins::link(prog).c_str()));
+    if (!fd) return std::nullopt;
+    struct bpf_link_info info {};
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) return std::nullopt;
+    return info.tracing.attach_type == BPF_LSM_MAC ? Attach::Lsm : Attach::FmodRet;
 }
 
 // What the side doors guard before any policy: liveguard's own pins, the
@@ -139,10 +178,11 @@ void ensure_tracefs() {
                     "mount it: mount -t tracefs nodev /sys/kernel/tracing");
 }
 
-// Loads, attaches and pins the programs of `mode`; returns how many.
-std::size_t load_mode(Mode mode, std::vector<std::string>& created) {
+// Loads, attaches and pins the programs of `attach`; returns how many.
+std::size_t load_attached(Attach attach, std::vector<std::string>& created,
+                          std::vector<std::string>& uncovered) {
     LibbpfLogCapture log(false);
-    Skeleton skel = open_and_load(log, mode);
+    Skeleton skel = open_and_load(log, attach, uncovered);
     // Before attaching: the hooks must know their own pins from the first
     // moment they can refuse anything.
     guard_defaults(skel.get());
@@ -166,25 +206,49 @@ std::size_t load_mode(Mode mode, std::vector<std::string>& created) {
     return links.size();
 }
 
+bool refused_by_kernel(int err) {
+    return err == EPERM || err == EACCES || err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP;
+}
+
 }  // namespace
 
-std::optional<Mode> Guard::loaded_mode() {
-    if (all_pinned(programs_of(Mode::Enforce))) return Mode::Enforce;
-    if (all_pinned(programs_of(Mode::AuditOnly)) && !exists(pins::link("lg_task_kill"))) return Mode::AuditOnly;
+AttachChoice choose_attach() {
+    auto lsm = read_lsm_list();
+    if (!lsm) return {Attach::Lsm, "the active LSM list cannot be read; assuming bpf is in it"};
+    if (lsm_list_has_bpf(lsm->text)) return {Attach::Lsm, "bpf is an active LSM (" + lsm->text + ")"};
+    return {Attach::FmodRet, "bpf is not an active LSM (" + lsm->text + ")"};
+}
+
+std::vector<std::string> uncovered_hooks(Attach attach) {
+    Skeleton skel = open_skeleton();
+    return prepare(skel.get(), attach);
+}
+
+std::optional<Attach> Guard::loaded_attach() {
+    if (auto a = attach_of_pinned("lg_task_kill")) return all_pinned(expected_programs(*a)) ? a : std::nullopt;
+    if (all_pinned(expected_programs(Attach::AuditOnly))) return Attach::AuditOnly;
     return std::nullopt;
 }
 
-bool Guard::is_loaded() { return loaded_mode().has_value(); }
+bool Guard::is_loaded() { return loaded_attach().has_value(); }
 
-LoadResult Guard::load(Mode mode, bool fallback) {
+LoadResult Guard::load(std::optional<Attach> forced) {
     require_root("load");
     pins::require_bpffs();
     ensure_tracefs();
-    UniqueFd lock = lock_pin_dir();
     LoadResult result;
-    if (auto m = loaded_mode()) {
+    if (forced == Attach::Lsm) {
+        if (auto lsm = read_lsm_list(); lsm && !lsm_list_has_bpf(lsm->text))
+            throw Error("--attach lsm: bpf is not an active LSM (" + lsm->text +
+                            "), so LSM programs would attach and never run",
+                        "use --attach fmod_ret (or no --attach), or add bpf to lsm= on the "
+                        "kernel command line and reboot");
+    }
+    AttachChoice choice = forced ? AttachChoice{*forced, "asked for with --attach"} : choose_attach();
+    UniqueFd lock = lock_pin_dir();
+    if (auto a = loaded_attach()) {
         result.outcome = LoadOutcome::AlreadyLoaded;
-        result.mode = *m;
+        result.attach = *a;
         return result;
     }
     // Links pinned without all of their siblings mean an interrupted load;
@@ -193,22 +257,21 @@ LoadResult Guard::load(Mode mode, bool fallback) {
     for (const auto& name : map_names())
         if (!exists(pins::map(name.c_str()))) created.push_back(pins::map(name.c_str()));
     remove_pins(pinned_entries(/*links_only=*/true));
-    result.mode = mode;
+    result.attach = choice.attach;
+    result.reason = choice.reason;
     try {
         try {
-            result.programs = load_mode(mode, created);
+            result.programs = load_attached(choice.attach, created, result.uncovered);
         } catch (const KernelRefused& k) {
-            if (mode != Mode::Enforce || !fallback || (k.err != EPERM && k.err != EACCES &&
-                                                       k.err != EINVAL && k.err != ENOTSUP &&
-                                                       k.err != EOPNOTSUPP))
-                throw;
+            if (forced || choice.attach == Attach::AuditOnly || !refused_by_kernel(k.err)) throw;
             // Nothing of the enforcing attempt may stay attached.
             auto link = [](const std::string& p) { return p.find("/link_") != std::string::npos; };
             remove_pins(pinned_entries(/*links_only=*/true));
             created.erase(std::remove_if(created.begin(), created.end(), link), created.end());
             result.fallback_reason = k.what();
-            result.mode = Mode::AuditOnly;
-            result.programs = load_mode(Mode::AuditOnly, created);
+            result.attach = Attach::AuditOnly;
+            result.uncovered.clear();
+            result.programs = load_attached(Attach::AuditOnly, created, result.uncovered);
         }
     } catch (...) {
         remove_pins(created);
@@ -235,12 +298,19 @@ UnloadReport Guard::unload() {
     return report;
 }
 
-TrialResult Guard::trial() {
+TrialResult Guard::trial(Attach attach) {
     TrialResult r;
     LibbpfLogCapture log(false);
     Skeleton skel(liveguard_bpf__open());
     if (!skel) {
         r.error = errno;
+        return r;
+    }
+    try {
+        prepare(skel.get(), attach);
+    } catch (const Error& e) {
+        r.error = EINVAL;
+        r.detail = e.what();
         return r;
     }
     if (int err = liveguard_bpf__load(skel.get()); err != 0) {

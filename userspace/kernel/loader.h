@@ -13,12 +13,28 @@ enum class LoadOutcome { Loaded, AlreadyLoaded };
 
 struct LoadResult {
     LoadOutcome outcome = LoadOutcome::Loaded;
-    Mode mode = Mode::Enforce;
+    Attach attach = Attach::Lsm;
     std::size_t programs = 0;  // attached by this load
+    // Why this attach form was chosen, when `load` chose it.
+    std::string reason;
+    // Hooks this kernel gives no place to attach to, each with why.
+    std::vector<std::string> uncovered;
     // Set when enforcement was asked for, the kernel refused it, and the
     // guard fell back to audit-only: why.
     std::string fallback_reason;
 };
+
+// The attach form `load` chooses on this kernel when none is forced, and
+// why: lsm where `bpf` is an active LSM, fmod_ret where it is not.
+struct AttachChoice {
+    Attach attach = Attach::Lsm;
+    std::string reason;
+};
+AttachChoice choose_attach();
+
+// The hooks a load in `attach` form would leave unenforced on this kernel
+// (no security_* function to attach to), each with why.
+std::vector<std::string> uncovered_hooks(Attach attach);
 
 struct UnloadReport {
     bool was_loaded = false;
@@ -37,21 +53,22 @@ class Guard {
 public:
     // True when every program's link of either mode is pinned.
     static bool is_loaded();
-    static std::optional<Mode> loaded_mode();
+    static std::optional<Attach> loaded_attach();
 
     // Loads, attaches and pins. Maps already pinned (for example by an
     // earlier load interrupted before it attached) are reused so that no
     // protection recorded in them is lost. Anything this call created is
     // removed again if a later step fails.
-    // With `fallback`, a kernel that refuses the LSM programs gets the
-    // audit-only mode instead of an error.
-    static LoadResult load(Mode mode = Mode::Enforce, bool fallback = false);
+    // `forced`: that attach form or an error naming why not. Without it,
+    // choose_attach()'s, and a kernel that refuses the enforcing programs
+    // gets the audit-only mode instead of an error.
+    static LoadResult load(std::optional<Attach> forced = std::nullopt);
 
     // Removes every pin: links detach when their last reference goes.
     static UnloadReport unload();
 
     // Load and attach without pinning, then release everything.
-    static TrialResult trial();
+    static TrialResult trial(Attach attach);
 };
 
 }  // namespace liveguard

@@ -25,6 +25,17 @@ std::vector<std::string> of_mode(Mode mode, const char* (*what)(const struct bpf
 
 const char* mode_name(Mode m) { return m == Mode::Enforce ? "enforce" : "audit-only"; }
 
+const char* attach_name(Attach a) {
+    switch (a) {
+        case Attach::Lsm: return "lsm";
+        case Attach::FmodRet: return "fmod_ret";
+        case Attach::AuditOnly: return "audit-only";
+    }
+    return "?";
+}
+
+Mode mode_of(Attach a) { return a == Attach::AuditOnly ? Mode::AuditOnly : Mode::Enforce; }
+
 bool program_runs_in(const struct bpf_program* prog, Mode mode) {
     std::string_view name = bpf_program__name(prog);
     std::string_view section = bpf_program__section_name(prog);

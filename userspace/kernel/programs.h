@@ -18,6 +18,15 @@ enum class Mode { Enforce, AuditOnly };
 
 const char* mode_name(Mode m);
 
+// How the enforcing programs reach the kernel's hooks: as BPF LSM programs
+// where `bpf` is an active LSM, as fmod_ret programs on the security_*
+// functions where it is built but not listed; audit-only where the kernel
+// runs neither (no trampolines).
+enum class Attach { Lsm, FmodRet, AuditOnly };
+
+const char* attach_name(Attach a);  // "lsm", "fmod_ret", "audit-only"
+Mode mode_of(Attach a);
+
 bool program_runs_in(const struct bpf_program* prog, Mode mode);
 
 // The names of the programs attached in `mode`, in the object's order.
