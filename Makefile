@@ -38,7 +38,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
-.PHONY: all deps test unit-test vm-test demo bench fuzz clean vmlinux
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux
 all: $(BUILD)/liveguard-bpf
 
 # Installs missing Debian packages (as root; apt-get update first).
@@ -135,6 +135,11 @@ vm-test: $(BUILD)/liveguard-bpf $(BUILD)/vm_tests
 
 test: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests
 	@tests/run-all
+
+# The whole VM suite on every kernel and attach form (longer than `make test`,
+# which runs a subset on the second kernel).
+test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests
+	@LIVEGUARD_MATRIX=full tests/run-all
 
 demo: $(BUILD)/liveguard-bpf
 	vmtest/run tests/demo/run
