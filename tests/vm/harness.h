@@ -2,6 +2,7 @@
 // Building blocks of the VM suite: the CLI as a subprocess, target
 // processes the test owns, session cgroups, and code run as a member.
 // Every process signalled here was started by the test itself.
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -111,6 +112,13 @@ std::optional<std::string> read_file(const std::string& path);
 }  // namespace lgtest
 
 namespace lgtest {
+
+// The suite of tests that each assert a refusal, shared by the files that
+// hold them; the control run requires each to fail without the guard.
+class Guard : public ::testing::Test {
+protected:
+    void SetUp() override { ensure_guard(); }
+};
 
 // Removes the LSM link in the control run (after a `load` the test did).
 void sabotage_if_control();

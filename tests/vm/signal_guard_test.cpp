@@ -22,11 +22,6 @@ using namespace lgtest;
 
 namespace {
 
-class Guard : public ::testing::Test {
-protected:
-    void SetUp() override { ensure_guard(); }
-};
-
 // The same, for tests whose claim is not a refusal.
 class Selectivity : public Guard {};
 
