@@ -3,6 +3,8 @@
 # guard at work in the VM. Every target installs what it needs first.
 .DELETE_ON_ERROR:
 .SUFFIXES:
+# Build on every core; the test recipes themselves run one at a time.
+MAKEFLAGS += -j$(shell nproc)
 SHELL := /bin/bash
 
 BUILD     := build

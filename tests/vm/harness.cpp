@@ -332,7 +332,24 @@ int attached_links_of(const std::string& prog_name) {
 namespace lgtest {
 
 void sabotage_if_control() {
-    if (sabotaged()) ::unlink("/sys/fs/bpf/liveguard/link_lg_task_kill");
+    if (!sabotaged()) return;
+    const char* pin = "/sys/fs/bpf/liveguard/link_lg_task_kill";
+    __u32 prog_id = 0;
+    int fd = bpf_obj_get(pin);
+    if (fd >= 0) {
+        struct bpf_link_info info {};
+        __u32 len = sizeof info;
+        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) prog_id = info.prog_id;
+        ::close(fd);
+    }
+    ::unlink(pin);
+    // Newer kernels take the program off its hook a while after the pin
+    // goes (see Guard::unload): the control run starts once it is off.
+    wait_until([&] {
+        int p = prog_id ? bpf_prog_get_fd_by_id(prog_id) : -1;
+        if (p >= 0) ::close(p);
+        return p < 0;
+    });
 }
 
 bool wait_until(const std::function<bool()>& pred, int ms) {

@@ -206,6 +206,29 @@ std::size_t load_attached(Attach attach, std::vector<std::string>& created,
     return links.size();
 }
 
+// A program goes on running after its pin is unlinked until the kernel has
+// released the link and taken it off its hook, which newer kernels defer
+// (an RCU grace period, then a work item: over a second under emulation).
+// A program is freed only once it is off its hook, so enforcement has
+// stopped once every program of ours is gone, and `unload` says so only
+// then.
+void wait_programs_gone(const std::vector<__u32>& ids) {
+    for (int round = 0; round < 1000; ++round) {
+        bool any = false;
+        for (__u32 id : ids) {
+            int fd = bpf_prog_get_fd_by_id(id);
+            if (fd >= 0) {
+                ::close(fd);
+                any = true;
+            }
+        }
+        if (!any) return;
+        ::usleep(10000);
+    }
+    throw Error("liveguard's programs still run 10 s after their pins were removed",
+                "something else holds them; list them with bpftool prog");
+}
+
 bool refused_by_kernel(int err) {
     return err == EPERM || err == EACCES || err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP;
 }
@@ -288,13 +311,21 @@ UnloadReport Guard::unload() {
     if (!exists(pins::kDir)) return report;
     UniqueFd lock = lock_pin_dir();
     report.was_loaded = is_loaded();
+    std::vector<__u32> prog_ids;
     for (const auto& p : pinned_entries(/*links_only=*/false)) {
+        if (p.find("/link_") != std::string::npos) {
+            UniqueFd fd(bpf_obj_get(p.c_str()));
+            struct bpf_link_info info {};
+            __u32 len = sizeof info;
+            if (fd && bpf_obj_get_info_by_fd(fd.get(), &info, &len) == 0) prog_ids.push_back(info.prog_id);
+        }
         if (::unlink(p.c_str()) == 0) report.removed.push_back(p);
         else if (errno != ENOENT) throw_errno("cannot remove " + p, errno);
     }
     if (::rmdir(pins::kDir) != 0 && errno != ENOENT)
         throw_errno(std::string("cannot remove ") + pins::kDir, errno,
                     "something else was pinned there; inspect it with ls");
+    wait_programs_gone(prog_ids);
     return report;
 }
 
