@@ -46,8 +46,8 @@ UniqueFd lock_pin_dir() {
 
 std::string load_failure_hint(int err) {
     if (err == EPERM || err == EACCES)
-        return "the kernel refused the BPF LSM program; run `liveguard-bpf doctor` to see why "
-               "(root, `bpf` in the LSM list, a kernel that permits BPF LSM programs)";
+        return "the kernel refused liveguard's programs; run `liveguard-bpf doctor` to see why "
+               "(root, a kernel that permits BPF programs on trampolines: LSM or fmod_ret)";
     if (err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP)
         return "this kernel lacks a feature liveguard needs; run `liveguard-bpf doctor`";
     return "run `liveguard-bpf doctor`, or `liveguard-bpf -v load` for libbpf's log";

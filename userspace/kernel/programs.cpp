@@ -11,16 +11,6 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-std::vector<std::string> of_mode(Mode mode, const char* (*what)(const struct bpf_program*)) {
-    Skeleton skel = open_skeleton();
-    std::vector<std::string> out;
-    struct bpf_program* prog;
-    bpf_object__for_each_program(prog, skel->obj) {
-        if (program_runs_in(prog, mode)) out.emplace_back(what(prog));
-    }
-    return out;
-}
-
 }  // namespace
 
 const char* mode_name(Mode m) { return m == Mode::Enforce ? "enforce" : "audit-only"; }
@@ -44,9 +34,15 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode) {
     return true;
 }
 
-std::vector<std::string> programs_of(Mode mode) { return of_mode(mode, bpf_program__name); }
-
-std::vector<std::string> attach_points_of(Mode mode) { return of_mode(mode, bpf_program__section_name); }
+std::vector<std::string> attach_points_of(Mode mode) {
+    Skeleton skel = open_skeleton();
+    std::vector<std::string> out;
+    struct bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj) {
+        if (program_runs_in(prog, mode)) out.emplace_back(bpf_program__section_name(prog));
+    }
+    return out;
+}
 
 std::vector<std::string> map_names() {
     Skeleton skel = open_skeleton();

@@ -29,10 +29,8 @@ Mode mode_of(Attach a);
 
 bool program_runs_in(const struct bpf_program* prog, Mode mode);
 
-// The names of the programs attached in `mode`, in the object's order.
-std::vector<std::string> programs_of(Mode mode);
-
-// Where they attach: their section names ("lsm/task_kill", ...).
+// Where the programs of `mode` attach: their section names
+// ("lsm/task_kill", ...), in the object's order.
 std::vector<std::string> attach_points_of(Mode mode);
 
 // The names of every map the object defines (data sections excluded).
