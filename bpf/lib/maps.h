@@ -99,6 +99,15 @@ struct {
 	__type(value, struct lg_session);
 } lg_sessions __weak SEC(".maps");
 
+/* The names whose exec starts a session (enum lg_auto_flags), by the
+ * FNV-1a hash of the name without its version suffix. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_AUTO_NAMES);
+	__type(key, __u64);
+	__type(value, __u32);
+} lg_auto_names __weak SEC(".maps");
+
 /* Cgroups every process of which is protected, by cgroup v2 id. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -128,6 +128,12 @@ enum lg_counter {
 	/* A member ran a service-control binary whose arguments the kernel
 	 * had not copied; the exec was refused (fail closed). */
 	LG_COUNTER_ARGV_MISSING = 3,
+	/* An exec that starts a session found the sessions map full (or its
+	 * key taken) and joined the shared overflow session instead. */
+	LG_COUNTER_SESSION_OVERFLOW = 4,
+	/* An exec that starts a session could not be marked a member; it was
+	 * killed before its first instruction rather than run unguarded. */
+	LG_COUNTER_SESSION_MARK_FAILED = 5,
 	/* Refusals, one counter per door: LG_COUNTER_DENIED + enum lg_hook. */
 	LG_COUNTER_DENIED = 8,
 	LG_COUNTER_COUNT = LG_COUNTER_DENIED + LG_HOOK_COUNT,
@@ -184,7 +190,9 @@ static inline __u64 lg_cgroup_filter_bit(__u64 cgroup_id)
 enum lg_setting {
 	LG_SETTING_PROTECTED_CGROUPS = 0,
 	LG_SETTING_SESSIONS = 1,
-	LG_SETTING_COUNT = 3, /* index 2 is unused; the size stays for kept pins */
+	/* Names in lg_auto_names: whether any exec can start a session. */
+	LG_SETTING_AUTO_NAMES = 2,
+	LG_SETTING_COUNT = 3,
 };
 
 struct lg_settings {
@@ -222,12 +230,43 @@ struct lg_exec_args {
 	__u64 hash[LG_EXEC_MAX_ARGS];
 };
 
-/* Value of the sessions hash map, keyed by cgroup v2 id. */
-struct lg_session {
-	__u64 tagged_realtime_ns;
-	__u32 flags; /* reserved, 0 */
-	__u32 _pad;
+/* Keys of the sessions map with this bit set name a session of a process
+ * and its descendants rather than a tagged cgroup (cgroup ids never reach
+ * bit 63). The kernel starts one at the exec of a test runner; the watcher
+ * starts one for an unprivileged `run`. */
+#define LG_SESSION_PROCESS_BIT (1ULL << 63)
+/* The shared session an exec joins when its own cannot be recorded; the
+ * loader inserts it whenever the policy starts sessions automatically, so
+ * it never needs a free slot. */
+#define LG_SESSION_OVERFLOW LG_SESSION_PROCESS_BIT
+
+enum lg_session_flags {
+	LG_SESSION_AUTO = 1u << 0,     /* started by the kernel at a test runner's exec */
+	LG_SESSION_RUN = 1u << 1,      /* started by the watcher for an unprivileged `run` */
+	LG_SESSION_OVERFLOW_F = 1u << 2, /* the shared overflow session */
 };
+
+/* Value of the sessions hash map, keyed by cgroup v2 id, or by a process
+ * session's key (LG_SESSION_PROCESS_BIT). */
+struct lg_session {
+	/* CLOCK_REALTIME for tagged cgroups and watcher-started sessions;
+	 * CLOCK_BOOTTIME for sessions the kernel started (LG_SESSION_AUTO). */
+	__u64 since_ns;
+	__u32 flags;    /* enum lg_session_flags */
+	__u32 root_pid; /* a process session's first process (thread-group id) */
+};
+
+/* What lg_auto_names says of a name (an exec's file name with any
+ * version suffix taken off: python3.11 and pytest-3 are python, pytest). */
+enum lg_auto_flags {
+	LG_AUTO_PROGRAM = 1u << 0,     /* the program itself starts a session */
+	LG_AUTO_INTERPRETER = 1u << 1, /* an interpreter some "-m MODULE" entry names */
+	LG_AUTO_MODULE = 1u << 2,      /* key = hash(name, NUL, module) */
+};
+/* Arguments of an interpreter looked at for "-m MODULE". */
+#define LG_AUTO_MAX_ARGS 8
+#define LG_AUTO_NAME_LEN 64
+#define LG_MAX_AUTO_NAMES 256
 
 struct lg_ancestor {
 	__u32 pid;
@@ -266,6 +305,7 @@ struct lg_event {
 LG_STATIC_ASSERT(sizeof(struct lg_protected) == 16, "lg_protected layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_protected, source) == 8, "lg_protected layout");
 LG_STATIC_ASSERT(sizeof(struct lg_session) == 16, "lg_session layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_session, root_pid) == 12, "lg_session layout");
 LG_STATIC_ASSERT(sizeof(struct lg_cgroup_protection) == 16, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_cgroup_protection, source) == 8, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(sizeof(struct lg_settings) == 8, "lg_settings layout");

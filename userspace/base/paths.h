@@ -26,4 +26,12 @@ inline constexpr const char* kTestLogDir = "/run/liveguard/tests";
 // Where `run` puts the pytest plugin for PYTHONPATH.
 inline constexpr const char* kPluginDir = "/run/liveguard/python";
 
+// Per pytest process of an automatic session (no `run` to say where its
+// log goes): "<pid>" files in this sticky, world-writable directory.
+inline constexpr const char* kTestLogByPidDir = "/run/liveguard/tests/pid";
+
+// The watcher's socket: an unprivileged `run` asks it to make the command
+// a session member before it execs (peer checked with SO_PEERCRED).
+inline constexpr const char* kRunSocket = "/run/liveguard/run.sock";
+
 }  // namespace liveguard::paths

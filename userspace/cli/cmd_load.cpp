@@ -16,7 +16,7 @@
 #include "kernel/pins.h"
 #include "kernel/session_registry.h"
 #include "policy/policy.h"
-#include "watcher/daemon.h"
+#include "service/daemon.h"
 #include "watcher/watcher_state.h"
 
 namespace liveguard {

@@ -14,7 +14,7 @@
 #include "kernel/pinned_maps.h"
 #include "kernel/pins.h"
 #include "kernel/session_registry.h"
-#include "watcher/daemon.h"
+#include "service/daemon.h"
 
 namespace liveguard {
 namespace {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "events/event_details.h"
 
@@ -40,8 +41,30 @@ struct JournalLoss {
     std::uint64_t total = 0;  // lost since the programs were loaded
 };
 
+// A process left running by a session that ended.
+struct LeftProcess {
+    std::uint32_t pid = 0;
+    std::string command;  // its command line, arguments joined by spaces
+};
+
+// A process session (automatic, or an unprivileged `run`) that ended: the
+// watcher writes its summary here, since no `run` is there to print it.
+struct JournalSessionEnd {
+    std::string time;  // ISO 8601 UTC with milliseconds
+    std::uint64_t session_cgroup_id = 0;  // the session's key
+    std::string name;     // "pytest[12345]", or the name `run --name` gave
+    std::uint32_t root_pid = 0;
+    std::string command;  // the root's command line
+    std::size_t refusals = 0;
+    bool audited = false;  // the refusals were only audited
+    std::map<std::string, std::size_t> per_hook;
+    std::vector<std::string> culprits;
+    std::vector<LeftProcess> reaped;        // killed as the session ended
+    std::vector<LeftProcess> left_running;  // reap = false: still running
+};
+
 struct JournalRecord {
-    std::variant<JournalEvent, JournalLoss> body;
+    std::variant<JournalEvent, JournalLoss, JournalSessionEnd> body;
 };
 
 // One JSON line, without its newline. The members keep the order they have

@@ -54,6 +54,8 @@ PinnedMaps PinnedMaps::open(bool read_only) {
     m.guarded_cgroups = open_map(pins::kGuardedCgroups, read_only);
     m.guarded_inodes = open_map(pins::kGuardedInodes, read_only);
     m.exec_words = open_map(pins::kExecWords, read_only);
+    m.members = open_map(pins::kMembers, read_only);
+    m.auto_names = open_map(pins::kAutoNames, read_only);
     return m;
 }
 

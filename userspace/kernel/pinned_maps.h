@@ -17,6 +17,8 @@ struct PinnedMaps {
     UniqueFd guarded_cgroups;
     UniqueFd guarded_inodes;
     UniqueFd exec_words;
+    UniqueFd members;
+    UniqueFd auto_names;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

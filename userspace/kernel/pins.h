@@ -27,5 +27,7 @@ inline constexpr const char* kGuardedCgroups = "lg_guarded_cgroups";
 inline constexpr const char* kGuardedInodes = "lg_guarded_inodes";
 inline constexpr const char* kExecWords = "lg_exec_words";
 inline constexpr const char* kCgroupFilter = "lg_cgroup_filter";
+inline constexpr const char* kMembers = "lg_members";
+inline constexpr const char* kAutoNames = "lg_auto_names";
 
 }  // namespace liveguard::pins

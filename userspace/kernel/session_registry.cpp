@@ -26,7 +26,7 @@ TagOutcome SessionRegistry::tag(const std::string& mount, const std::string& dir
     std::uint64_t id = cgroup_id_of(dir);
     if (id_out) *id_out = id;
     lg_session s{};
-    s.tagged_realtime_ns = realtime_now_ns();
+    s.since_ns = realtime_now_ns();
     if (bpf_map_update_elem(fd_, &id, &s, BPF_NOEXIST) != 0) {
         int e = errno;
         if (e == EEXIST) return TagOutcome::AlreadyTagged;
@@ -57,6 +57,54 @@ std::vector<TaggedCgroup> SessionRegistry::list() const {
     std::vector<TaggedCgroup> out;
     for (const auto& [id, info] : list_u64_map<lg_session>(fd_, LG_MAX_SESSIONS)) out.push_back({id, info});
     return out;
+}
+
+std::uint64_t SessionRegistry::start_process_session(int pidfd, pid_t pid, std::uint32_t flags) {
+    if (members_fd_ < 0) throw Error("internal: the registry was opened without the member marks");
+    std::uint64_t id = 0;
+    lg_session s{};
+    s.since_ns = realtime_now_ns();
+    s.flags = flags;
+    s.root_pid = static_cast<std::uint32_t>(pid);
+    for (int attempt = 0;; ++attempt) {
+        id = LG_SESSION_PROCESS_BIT | (boottime_now_ns() + static_cast<std::uint64_t>(attempt));
+        if (id == LG_SESSION_OVERFLOW) continue;
+        if (bpf_map_update_elem(fd_, &id, &s, BPF_NOEXIST) == 0) break;
+        int e = errno;
+        if (e == EEXIST && attempt < 16) continue;
+        if (e == E2BIG)
+            throw Error("too many sessions (" + std::to_string(LG_MAX_SESSIONS) + ")",
+                        "end sessions that are over (see `liveguard-bpf status`)");
+        throw_errno("cannot record a new session", e);
+    }
+    lg_member m{};
+    m.session_cgroup_id = id;
+    m.since_boot_ns = boottime_now_ns();
+    if (bpf_map_update_elem(members_fd_, &pidfd, &m, BPF_ANY) != 0) {
+        int e = errno;
+        bpf_map_delete_elem(fd_, &id);
+        throw_errno("cannot make process " + std::to_string(pid) + " a session member", e);
+    }
+    sync_count();
+    return id;
+}
+
+std::uint64_t SessionRegistry::marked_session_of(int members_fd, int pidfd) const {
+    lg_member m{};
+    if (bpf_map_lookup_elem(members_fd, &pidfd, &m) != 0) return 0;
+    lg_session s{};
+    if (bpf_map_lookup_elem(fd_, &m.session_cgroup_id, &s) != 0) return 0;
+    return m.session_cgroup_id;
+}
+
+void SessionRegistry::ensure_overflow_session() {
+    std::uint64_t id = LG_SESSION_OVERFLOW;
+    lg_session s{};
+    s.since_ns = realtime_now_ns();
+    s.flags = LG_SESSION_OVERFLOW_F;
+    if (bpf_map_update_elem(fd_, &id, &s, BPF_NOEXIST) != 0 && errno != EEXIST)
+        throw_errno("cannot record the overflow session", errno);
+    sync_count();
 }
 
 void SessionRegistry::sync_count() { write_setting(settings_fd_, LG_SETTING_SESSIONS, list().size()); }

@@ -1,7 +1,11 @@
 #pragma once
-// The set of tagged cgroups. A task is a session member when its cgroup v2
-// cgroup or any ancestor of it is tagged, so sub-cgroups a test creates
-// stay inside its session.
+// The sessions map: tagged cgroups, and sessions of a process and its
+// descendants. A task is a session member when its cgroup v2 cgroup or any
+// ancestor of it is tagged, so sub-cgroups a test creates stay inside its
+// session, or when it carries a member mark (made at fork inside a
+// session, or by the kernel or the watcher for a process session's root).
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,13 +17,18 @@ namespace liveguard {
 struct TaggedCgroup {
     std::uint64_t id = 0;
     lg_session info{};
+
+    bool is_process_session() const { return id & LG_SESSION_PROCESS_BIT; }
 };
+
+inline bool is_process_session_id(std::uint64_t id) { return id & LG_SESSION_PROCESS_BIT; }
 
 enum class TagOutcome { Tagged, AlreadyTagged };
 
 class SessionRegistry {
 public:
-    SessionRegistry(int map_fd, int settings_fd) : fd_(map_fd), settings_fd_(settings_fd) {}
+    SessionRegistry(int map_fd, int settings_fd, int members_fd = -1)
+        : fd_(map_fd), settings_fd_(settings_fd), members_fd_(members_fd) {}
 
     // `dir` must be a non-root cgroup v2 directory under `mount`.
     TagOutcome tag(const std::string& mount, const std::string& dir, std::uint64_t* id = nullptr);
@@ -30,12 +39,29 @@ public:
 
     std::vector<TaggedCgroup> list() const;
 
+    // A new session whose root is the process `pidfd` refers to (`pid`):
+    // recorded, then the root marked a member. `flags`: enum
+    // lg_session_flags. Throws when either step fails, leaving nothing.
+    std::uint64_t start_process_session(int pidfd, pid_t pid, std::uint32_t flags);
+
+    // The session the process `pidfd` refers to is a member of by its mark
+    // (0 when none, or when its session has ended).
+    std::uint64_t marked_session_of(int members_fd, int pidfd) const;
+
+    // The shared session execs join when theirs cannot be recorded.
+    void ensure_overflow_session();
+
+    // Counts the entries again for the kernel's gate (after the kernel or
+    // another process added or removed some).
+    void recount() { sync_count(); }
+
 private:
     // The kernel skips the session walk while the count is zero.
     void sync_count();
 
     int fd_;
     int settings_fd_;
+    int members_fd_;
 };
 
 }  // namespace liveguard

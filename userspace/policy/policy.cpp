@@ -280,9 +280,28 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                     if (!sv.is_boolean() || !v)
                         fail(file, sv, "`refuse_service_manager_sockets` must be true or false");
                     p.refuse_service_manager_sockets = *v;
+                } else if (s == "auto") {
+                    auto* a = sv.as_array();
+                    if (!a)
+                        fail(file, sv, "`auto` must be an array of test runners, e.g. "
+                                       "[\"pytest\", \"python3 -m pytest\"]");
+                    for (auto&& e : *a) {
+                        auto v = e.value<std::string>();
+                        if (!e.is_string() || !v)
+                            fail(file, e, "each `auto` entry must be a string, e.g. \"pytest\"");
+                        try {
+                            p.auto_sessions.push_back(parse_auto_entry(*v));
+                        } catch (const std::invalid_argument& err) {
+                            fail(file, e, std::string("`auto`: ") + err.what());
+                        }
+                    }
+                } else if (s == "reap") {
+                    auto v = sv.value<bool>();
+                    if (!sv.is_boolean() || !v) fail(file, sv, "`reap` must be true or false");
+                    p.reap = *v;
                 } else {
                     fail(file, sv, "unknown key `" + s +
-                                       "` in [sessions] (expected parent, tag, "
+                                       "` in [sessions] (expected parent, tag, auto, reap, "
                                        "refuse_service_manager_sockets)");
                 }
             }

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kernel/auto_names.h"
+
 namespace liveguard {
 
 inline constexpr const char* kDefaultPolicyPath = "/etc/liveguard/liveguard.toml";
@@ -37,6 +39,12 @@ struct Policy {
     // Opt-in: members may not connect to systemd's private sockets or the
     // D-Bus buses (some test suites need the bus, hence not the default).
     bool refuse_service_manager_sockets = false;
+    // [sessions] auto: test runners whose exec starts a session, for any
+    // user, with no wrapper. Empty: none (the key absent, or auto = []).
+    std::vector<AutoEntry> auto_sessions;
+    // [sessions] reap: what a session leaves running is killed when its
+    // root exits.
+    bool reap = true;
 };
 
 // "file:line: what is wrong".

@@ -1,6 +1,6 @@
 // The watcher's process: its event loop and signals, starting it detached
 // from the terminal, and stopping it.
-#include "watcher/daemon.h"
+#include "service/daemon.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,0 +1,47 @@
+#pragma once
+// The watcher's side of an unprivileged `run`: a unix socket any user may
+// connect to. The connecting process (checked with SO_PEERCRED) asks to
+// become the root of a new session before it execs its command; one that
+// is already a member stays in its session. It can only restrict itself:
+// nothing sent over the socket names another process or changes
+// protection.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "base/fd.h"
+
+namespace liveguard {
+
+struct PinnedMaps;
+
+// What the broker tells the session tracker about a session it started.
+struct BrokeredSession {
+    std::uint64_t id = 0;
+    pid_t root_pid = 0;
+    uid_t uid = 0;
+    std::string name;
+};
+
+class RunBroker {
+public:
+    // Binds paths::kRunSocket (replacing a stale one), mode 0666.
+    // `on_started` is called for every session it starts.
+    RunBroker(const PinnedMaps& maps, std::function<void(const BrokeredSession&)> on_started);
+    ~RunBroker();
+    RunBroker(const RunBroker&) = delete;
+    RunBroker& operator=(const RunBroker&) = delete;
+
+    int fd() const { return listen_.get(); }
+
+    // Accepts and answers every pending connection; never throws (a bad
+    // request gets an error reply and a log line).
+    void on_readable();
+
+private:
+    const PinnedMaps& maps_;
+    std::function<void(const BrokeredSession&)> on_started_;
+    UniqueFd listen_;
+};
+
+}  // namespace liveguard
