@@ -10,11 +10,15 @@
 #include "base/error.h"
 #include "base/json.h"
 #include "base/paths.h"
+#include "base/proc.h"
+#include "events/event_details.h"
 #include "events/event_format.h"
+#include "events/session_info.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/pins.h"
 #include "kernel/session_registry.h"
 #include "service/daemon.h"
+#include "sessions/process_sessions.h"
 
 namespace liveguard {
 namespace {
@@ -72,6 +76,8 @@ std::string counters_json(const CounterValues& counters) {
         .unum("inherit_failed", counters[LG_COUNTER_INHERIT_FAILED])
         .unum("member_mark_failed", counters[LG_COUNTER_MEMBER_MARK_FAILED])
         .unum("argv_missing", counters[LG_COUNTER_ARGV_MISSING])
+        .unum("session_overflow", counters[LG_COUNTER_SESSION_OVERFLOW])
+        .unum("session_mark_failed", counters[LG_COUNTER_SESSION_MARK_FAILED])
         .done();
 }
 
@@ -102,8 +108,25 @@ StatusReport gather_status() {
     for (const auto& p : procs) r.processes.push_back({p, shown_time(p.mark.since_boot_ns)});
     for (const auto& c : cgroups) r.cgroups.push_back({c, shown_time(c.info.since_boot_ns), path_of(c.id)});
     for (const auto& s : sessions) {
-        auto path = path_of(s.id);
-        r.sessions.push_back({s.id, path, path ? cgroup_member_count(*path) : 0});
+        StatusSession row;
+        row.id = s.id;
+        if (!s.is_process_session()) {
+            row.path = path_of(s.id);
+            row.members = row.path ? cgroup_member_count(*row.path) : 0;
+            r.sessions.push_back(row);
+            continue;
+        }
+        row.kind = s.id == LG_SESSION_OVERFLOW           ? "overflow"
+                   : (s.info.flags & LG_SESSION_RUN) ? "run"
+                                                       : "auto";
+        row.members = session_members(maps.sessions.get(), maps.members.get(), s.id).size();
+        row.root_pid = static_cast<pid_t>(s.info.root_pid);
+        if (auto info = read_session_info(s.id)) row.name = info->name;
+        if (row.name.empty() && row.kind != "overflow") row.name = "session[" + std::to_string(row.root_pid) + "]";
+        if (row.root_pid)
+            if (auto cmd = read_small_file("/proc/" + std::to_string(row.root_pid) + "/cmdline", 4096))
+                for (const auto& a : split_args(*cmd)) row.command += (row.command.empty() ? "" : " ") + a;
+        r.sessions.push_back(row);
     }
     r.attach = Guard::loaded_attach().value_or(Attach::Lsm);
     return r;
@@ -128,9 +151,17 @@ std::string format_status_text(const StatusReport& r) {
                 cg.info.source, since.c_str(), path ? path->c_str() : "(cgroup removed)");
     append_watcher_text(out, r);
     appendf(out, "sessions: %zu\n", r.sessions.size());
-    for (const auto& s : r.sessions)
-        appendf(out, "  cgroup %-10llu %-5zu members  %s\n", static_cast<unsigned long long>(s.id), s.members,
-                s.path ? s.path->c_str() : "(cgroup removed)");
+    for (const auto& s : r.sessions) {
+        if (s.kind == "cgroup")
+            appendf(out, "  cgroup %-10llu %-5zu members  %s\n", static_cast<unsigned long long>(s.id),
+                    s.members, s.path ? s.path->c_str() : "(cgroup removed)");
+        else if (s.kind == "overflow")
+            appendf(out, "  overflow          %-5zu members  (execs whose own session could not be recorded: %llu)\n",
+                    s.members, static_cast<unsigned long long>(r.counters[LG_COUNTER_SESSION_OVERFLOW]));
+        else
+            appendf(out, "  %-6s %-18s %-5zu members  %s\n", s.kind.c_str(), s.name.c_str(), s.members,
+                    s.command.c_str());
+    }
     std::string refusals;
     for (std::uint32_t h = 0; h < LG_HOOK_COUNT; ++h)
         refusals += std::string(h ? ", " : "") + hook_name(h) + " " +
@@ -141,6 +172,9 @@ std::string format_status_text(const StatusReport& r) {
     if (r.counters[LG_COUNTER_INHERIT_FAILED])
         appendf(out, "WARNING: %llu children of protected supervisors could not be marked\n",
                 static_cast<unsigned long long>(r.counters[LG_COUNTER_INHERIT_FAILED]));
+    if (r.counters[LG_COUNTER_SESSION_MARK_FAILED])
+        appendf(out, "WARNING: %llu test runners were killed at exec: they could not be marked session members\n",
+                static_cast<unsigned long long>(r.counters[LG_COUNTER_SESSION_MARK_FAILED]));
     if (r.counters[LG_COUNTER_MEMBER_MARK_FAILED])
         appendf(out, "WARNING: %llu children of session members could not be marked members\n",
                 static_cast<unsigned long long>(r.counters[LG_COUNTER_MEMBER_MARK_FAILED]));
@@ -169,9 +203,13 @@ std::string format_status_json(const StatusReport& r) {
                         .done());
     for (const auto& s : r.sessions)
         sessions.raw(json::ObjectWriter()
+                         .str("kind", s.kind)
                          .raw("path", quoted_or_null(s.path))
                          .unum("cgroup_id", s.id)
                          .unum("members", s.members)
+                         .str("name", s.name)
+                         .num("root_pid", s.root_pid)
+                         .str("command", s.command)
                          .done());
     return json::ObjectWriter()
         .boolean("loaded", true)

@@ -32,8 +32,15 @@ struct StatusCgroup {
 
 struct StatusSession {
     std::uint64_t id = 0;
-    std::optional<std::string> path;
+    std::optional<std::string> path;  // a tagged cgroup's directory
     std::size_t members = 0;
+    // "cgroup", "auto" (started at a test runner's exec), "run" (an
+    // unprivileged run), "overflow" (execs whose own session could not
+    // be recorded).
+    std::string kind = "cgroup";
+    std::string name;     // a process session's name, e.g. pytest[12345]
+    pid_t root_pid = 0;
+    std::string command;  // its root's command line
 };
 
 struct StatusReport {

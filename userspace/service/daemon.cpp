@@ -21,6 +21,9 @@
 #include "kernel/pinned_maps.h"
 #include "kernel/protected_set.h"
 #include "policy/policy.h"
+#include "events/event_collector.h"
+#include "service/run_broker.h"
+#include "sessions/process_sessions.h"
 #include "watcher/log.h"
 #include "watcher/reconciler.h"
 #include "watcher/watcher_state.h"
@@ -32,18 +35,29 @@ namespace {
 // at most kMaxRetries rounds before the watcher waits for the next event.
 constexpr int kRetryMs = 2;
 constexpr int kMaxRetries = 1500;
+// How often process sessions are looked for while the policy starts them
+// (a root's exit wakes the loop at once), and how often the event ring
+// buffer is drained otherwise.
+constexpr int kSessionTickMs = 200;
+constexpr int kIdleTickMs = 1000;
+
+// The test logs of automatic sessions: a pytest plugin of any user writes
+// its own file there (sticky, so none can touch another's).
+void prepare_test_log_dirs() {
+    ::mkdir(paths::kTestLogDir, 0755);
+    ::mkdir(paths::kTestLogByPidDir, 01777);
+    ::chmod(paths::kTestLogByPidDir, 01777);
+}
 
 }  // namespace
 
 int run_watcher(const std::string& policy_path, const std::function<void()>& on_ready) {
     Policy policy = load_policy(policy_path);
-    Reconciler w(std::move(policy), PinnedMaps::open());
+    PinnedMaps maps = PinnedMaps::open();
+    Reconciler w(policy, PinnedMaps::open());
     // The watcher keeps protection right, so a test session may not stop
     // or trace it any more than the services it watches.
-    {
-        PinnedMaps maps = PinnedMaps::open();
-        ProtectedSet(maps).add(::getpid(), LG_SOURCE_LIVEGUARD);
-    }
+    ProtectedSet(maps).add(::getpid(), LG_SOURCE_LIVEGUARD);
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -55,23 +69,35 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     if (!sfd) throw_errno("cannot create a signalfd", errno);
 
     ::mkdir(paths::kStateDir, 0755);
+    prepare_test_log_dirs();
     write_watcher_pid_file(::getpid());
     watcher_log("started with " + policy_path + " (" + std::to_string(w.policy().targets.size()) +
                 " targets)");
+    // Refusals go to the journal as they happen, with what only a live
+    // culprit can tell; process sessions are summarised from it.
+    EventCollector collector(maps);
+    ProcessSessions sessions(maps);
+    sessions.apply_policy(policy);
+    RunBroker broker(maps, [&](const BrokeredSession& b) { sessions.adopt(b.id, b.root_pid, b.name); });
     int retries = 0;
     bool retry = w.apply();
     on_ready();
     for (;;) {
-        struct pollfd fds[2] = {{w.inotify_fd(), POLLIN, 0}, {sfd.get(), POLLIN, 0}};
-        int timeout = retry && retries < kMaxRetries ? kRetryMs : -1;
-        int n = ::poll(fds, 2, timeout);
+        std::vector<struct pollfd> fds = {{w.inotify_fd(), POLLIN, 0}, {sfd.get(), POLLIN, 0},
+                                          {broker.fd(), POLLIN, 0}};
+        for (int fd : sessions.fds()) fds.push_back({fd, POLLIN, 0});
+        bool retrying = retry && retries < kMaxRetries;
+        int timeout = retrying ? kRetryMs : sessions.active() ? kSessionTickMs : kIdleTickMs;
+        int n = ::poll(fds.data(), fds.size(), timeout);
         if (n < 0 && errno != EINTR) throw_errno("poll failed", errno);
-        if (fds[1].revents & POLLIN) {
+        bool signalled = fds[1].revents & POLLIN;
+        if (signalled) {
             struct signalfd_siginfo si {};
             while (::read(sfd.get(), &si, sizeof si) == sizeof si) {
                 if (si.ssi_signo == SIGHUP) {
                     try {
                         Policy p = load_policy(policy_path);
+                        sessions.apply_policy(p);
                         w.replace_policy(std::move(p));
                         watcher_log("reloaded " + policy_path);
                     } catch (const std::exception& e) {
@@ -84,10 +110,17 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
                 }
             }
         }
+        if (fds[2].revents & POLLIN) broker.on_readable();
+        try {
+            collector.poll(0);
+        } catch (const std::exception& e) {
+            watcher_log(std::string("error: collecting events: ") + e.what());
+        }
+        sessions.tick();
         bool events = w.drain_events();
-        if (events || (fds[1].revents & POLLIN)) retries = 0;
-        else if (n == 0) ++retries;
-        if (events || n == 0 || (fds[1].revents & POLLIN)) {
+        if (events || signalled) retries = 0;
+        else if (n == 0 && retrying) ++retries;
+        if (events || signalled || (n == 0 && retrying)) {
             // A failure to apply (a map update refused, say) is logged and
             // retried on the next event; the watcher must not die of it.
             try {

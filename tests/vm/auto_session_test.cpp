@@ -1,0 +1,283 @@
+// Automatic sessions on the real kernel: a test runner started by any user,
+// with no wrapper, is a session from its first instruction; what it leaves
+// running is reaped; an unprivileged `run` is a session through the
+// watcher. AutoSessionGuard.* tests assert refusals and are part of the
+// control run; AutoSession.* assert the rest.
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "harness.h"
+#include "liveguard/abi.h"
+
+using namespace lgtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kDir = "/tmp/lgauto";
+const uid_t kNobody = 65534;
+const std::string kPolicy = kDir + "/policy.toml";
+const std::string kJournal = "/run/liveguard/events.jsonl";
+
+// The pytest plugin where pytest finds installed plugins: the first
+// site-packages directory of the system's python3, over which a tmpfs is
+// mounted (the guest's root is the host's, read-only) holding the plugin
+// and its entry point, as the package installs them.
+void install_plugin_once() {
+    static bool done = false;
+    if (done) return;
+    done = true;
+    auto r = run_cmd({"/usr/bin/python3", "-c", "import site; print(site.getsitepackages()[0])"});
+    std::string site = r.out.substr(0, r.out.find('\n'));
+    ASSERT_FALSE(site.empty()) << r.err;
+    if (!fs::exists(site)) GTEST_SKIP() << site << " does not exist; cannot install the plugin";
+    ASSERT_EQ(::mount("tmpfs", site.c_str(), "tmpfs", 0, "mode=0755"), 0) << std::strerror(errno);
+    std::string src = fs::path(lg_binary()).parent_path().string() + "/python";
+    fs::copy(src, site, fs::copy_options::recursive);
+}
+
+void write_file(const std::string& path, const std::string& text, mode_t mode = 0644) {
+    write_text(path, text);
+    ::chmod(path.c_str(), mode);
+}
+
+// Runs argv as uid 65534 with the gateway's pid in LG_GATEWAY.
+CmdResult as_nobody(const std::vector<std::string>& argv, pid_t gateway = 0,
+                    const std::vector<std::string>& env = {}) {
+    std::vector<std::string> a{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent",
+                               "PYTHONDONTWRITEBYTECODE=1", "LG_GATEWAY=" + std::to_string(gateway)};
+    a.insert(a.end(), env.begin(), env.end());
+    a.insert(a.end(), argv.begin(), argv.end());
+    return run_cmd(a);
+}
+
+std::vector<std::string> pytest_args(const std::string& file) {
+    return {"-q", "-p", "no:cacheprovider", kDir + "/" + file};
+}
+
+const char* kKillTest =
+    "import os, signal, pytest\n"
+    "def test_signals_the_gateway():\n"
+    "    with pytest.raises(PermissionError):\n"
+    "        os.kill(int(os.environ['LG_GATEWAY']), signal.SIGTERM)\n";
+
+// Leaves a detached `sleep` behind and writes its pid to LG_PIDFILE.
+const char* kLeaveTest =
+    "import os, subprocess\n"
+    "def test_leaves_a_daemon():\n"
+    "    p = subprocess.Popen(['setsid', 'sleep', '1000'], start_new_session=True)\n"
+    "    with open(os.environ['LG_PIDFILE'], 'w') as f:\n"
+    "        f.write(str(p.pid))\n";
+
+class AutoSessionFixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        lg({"unload"});
+        install_plugin_once();
+        fs::remove_all(kDir);
+        fs::create_directories(kDir);
+        ::chmod(kDir.c_str(), 0777);
+        write_file(kDir + "/test_kill.py", kKillTest);
+        write_file(kDir + "/test_leave.py", kLeaveTest);
+    }
+    void TearDown() override { lg({"unload"}); }
+
+    void load_auto(const std::string& extra = "") {
+        write_text(kPolicy, "[sessions]\nauto = [\"pytest\", \"py.test\", \"python3 -m pytest\", \"tox\", \"nox\"]\n" +
+                                extra);
+        auto r = lg({"load", "--config", kPolicy});
+        ASSERT_EQ(r.status, 0) << r.out << r.err;
+        sabotage_if_control();
+    }
+
+public:
+    // A journal line about a refusal aimed at `target`, naming `test`.
+    bool journal_names(pid_t target, const std::string& test) {
+        auto j = read_file(kJournal).value_or("");
+        std::string tp = "\"target_pid\":" + std::to_string(target) + ",";
+        std::size_t pos = 0;
+        while ((pos = j.find(tp, pos)) != std::string::npos) {
+            std::size_t start = j.rfind('\n', pos), end = j.find('\n', pos);
+            std::string line = j.substr(start == std::string::npos ? 0 : start, end - start);
+            if (line.find(test) != std::string::npos) return true;
+            pos = end;
+        }
+        return false;
+    }
+};
+
+class AutoSessionGuard : public AutoSessionFixture {};
+class AutoSession : public AutoSessionFixture {};
+
+void expect_refused_and_named(AutoSessionFixture* f, const CmdResult& r, Target& gw) {
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("1 passed"), std::string::npos) << r.out << r.err;
+    EXPECT_TRUE(gw.untouched());
+    EXPECT_TRUE(wait_until([&] { return f->journal_names(gw.pid(), "test_kill.py::test_signals_the_gateway"); },
+                           5000))
+        << "no journalled refusal names the test:\n" << read_file(kJournal).value_or("");
+}
+
+}  // namespace
+
+TEST_F(AutoSessionGuard, PythonDashMPytestRunByAnyUserIsASession) {
+    load_auto();
+    Target gw({.uid = kNobody});
+    protect(gw.pid());
+    auto args = pytest_args("test_kill.py");
+    args.insert(args.begin(), {"/usr/bin/python3", "-m", "pytest"});
+    expect_refused_and_named(this, as_nobody(args, gw.pid()), gw);
+}
+
+TEST_F(AutoSessionGuard, UsrBinPytestRunByAnyUserIsASession) {
+    load_auto();
+    Target gw({.uid = kNobody});
+    protect(gw.pid());
+    auto args = pytest_args("test_kill.py");
+    args.insert(args.begin(), "/usr/bin/pytest");
+    expect_refused_and_named(this, as_nobody(args, gw.pid()), gw);
+}
+
+TEST_F(AutoSessionGuard, AToxLikeScriptThatExecsPytestIsASession) {
+    load_auto();
+    write_file(kDir + "/run_tests.sh", "#!/bin/sh\nexec pytest \"$@\"\n", 0755);
+    Target gw({.uid = kNobody});
+    protect(gw.pid());
+    auto args = pytest_args("test_kill.py");
+    args.insert(args.begin(), kDir + "/run_tests.sh");
+    expect_refused_and_named(this, as_nobody(args, gw.pid()), gw);
+}
+
+TEST_F(AutoSessionGuard, AMatchingExecInsideARunSessionStaysInIt) {
+    load_auto();
+    Target gw({.uid = kNobody});
+    protect(gw.pid());
+    auto r = lg({"run", "--user", "65534", "--name", "outer", "--", "env", "LG_GATEWAY=" + std::to_string(gw.pid()),
+                 "PYTHONDONTWRITEBYTECODE=1", "/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 kDir + "/test_kill.py"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_TRUE(gw.untouched());
+    // The refusal is the run session's (a cgroup id), not a new one's.
+    EXPECT_NE(r.err.find("session outer: 1 act refused"), std::string::npos) << r.err;
+}
+
+TEST_F(AutoSessionGuard, AnExecThatCannotRecordItsSessionJoinsTheOverflowSession) {
+    load_auto();
+    Target gw({.uid = kNobody});
+    protect(gw.pid());
+    int fd = bpf_obj_get("/sys/fs/bpf/liveguard/lg_sessions");
+    ASSERT_GE(fd, 0);
+    // Fill the map with keys no cgroup and no process session uses.
+    std::vector<std::uint64_t> filler;
+    lg_session s{};
+    for (std::uint64_t k = 0x4000000000000000ull; filler.size() < 2 * LG_MAX_SESSIONS; ++k) {
+        if (bpf_map_update_elem(fd, &k, &s, BPF_NOEXIST) != 0) break;
+        filler.push_back(k);
+    }
+    auto before = lg({"status", "--json"}).out;
+    auto args = pytest_args("test_kill.py");
+    args.insert(args.begin(), {"/usr/bin/python3", "-m", "pytest"});
+    auto r = as_nobody(args, gw.pid());
+    auto after = lg({"status", "--json"}).out;
+    for (auto k : filler) bpf_map_delete_elem(fd, &k);
+    ::close(fd);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_TRUE(gw.untouched());
+    auto overflow = [](const std::string& j) {
+        auto p = j.find("\"session_overflow\":");
+        return p == std::string::npos ? -1 : std::stol(j.substr(p + 19));
+    };
+    EXPECT_GT(overflow(after), overflow(before)) << before << "\n" << after;
+}
+
+TEST_F(AutoSessionGuard, AnUnprivilegedRunCannotKillTheGateway) {
+    load_auto();
+    Target gw({.uid = kNobody});
+    protect(gw.pid());
+    auto r = as_nobody({lg_binary(), "run", "--", "sh", "-c", "kill -9 " + std::to_string(gw.pid())});
+    EXPECT_EQ(r.status, 1) << "sh's own status (kill failed) must come back\n" << r.out << r.err;
+    EXPECT_TRUE(gw.untouched());
+}
+
+TEST_F(AutoSession, APythonThatIsNotRunningPytestIsNoMember) {
+    load_auto();
+    Target standin({.uid = kNobody});
+    protect(standin.pid());
+    auto r = as_nobody({"/usr/bin/python3", "-c",
+                        "import os, signal; os.kill(int(os.environ['LG_GATEWAY']), signal.SIGTERM)"},
+                       standin.pid());
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_TRUE(standin.wait_killed());
+}
+
+TEST_F(AutoSession, WhatASessionLeavesRunningIsReapedAndLogged) {
+    load_auto();
+    std::string pidfile = kDir + "/left.pid";
+    auto args = pytest_args("test_leave.py");
+    args.insert(args.begin(), "/usr/bin/pytest");
+    auto r = as_nobody(args, 0, {"LG_PIDFILE=" + pidfile});
+    auto exited = std::chrono::steady_clock::now();
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    pid_t left = std::stoi(read_file(pidfile).value_or("0"));
+    ASSERT_GT(left, 0);
+    bool gone = wait_until([&] { return ::kill(left, 0) != 0; }, 10000);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - exited);
+    ASSERT_TRUE(gone) << "the detached sleep outlived its session";
+    std::printf("the leftover was gone %lld ms after pytest exited\n", static_cast<long long>(ms.count()));
+    EXPECT_LT(ms.count(), 1000);
+    auto log = read_file("/run/liveguard/watcher.log").value_or("");
+    EXPECT_NE(log.find("reaped " + std::to_string(left) + " sleep 1000"), std::string::npos) << log;
+}
+
+TEST_F(AutoSession, WithReapOffWhatASessionLeavesKeepsRunning) {
+    load_auto("reap = false\n");
+    std::string pidfile = kDir + "/left.pid";
+    auto args = pytest_args("test_leave.py");
+    args.insert(args.begin(), "/usr/bin/pytest");
+    auto r = as_nobody(args, 0, {"LG_PIDFILE=" + pidfile});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    pid_t left = std::stoi(read_file(pidfile).value_or("0"));
+    ASSERT_GT(left, 0);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    EXPECT_EQ(::kill(left, 0), 0) << "reap = false, yet the sleep was killed";
+    ::kill(left, SIGKILL);  // started by this test's pytest
+}
+
+TEST_F(AutoSession, AnUnprivilegedUserCannotUntagUnprotectOrUnload) {
+    load_auto();
+    Target gw({.uid = kNobody});
+    protect(gw.pid());
+    Session s;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {lg_binary(), "untag", s.dir()},
+             {lg_binary(), "unprotect", std::to_string(gw.pid())},
+             {lg_binary(), "unload"}}) {
+        auto r = as_nobody(args);
+        EXPECT_NE(r.status, 0) << args[1] << " succeeded without root";
+        EXPECT_NE(r.err.find("root"), std::string::npos) << args[1] << ": " << r.err;
+    }
+    EXPECT_TRUE(listed_protected(gw.pid()));
+    auto st = lg({"status", "--json"});
+    EXPECT_NE(st.out.find("\"loaded\":true"), std::string::npos) << st.out;
+    EXPECT_NE(st.out.find(std::to_string(s.id())), std::string::npos) << "the session was untagged";
+}
+
+TEST_F(AutoSession, WithoutAWatcherAnUnprivilegedRunStartsNothing) {
+    auto l = lg({"load"});
+    ASSERT_EQ(l.status, 0) << l.err;
+    std::string marker = kDir + "/ran";
+    auto r = as_nobody({lg_binary(), "run", "--", "touch", marker});
+    EXPECT_NE(r.status, 0);
+    EXPECT_FALSE(fs::exists(marker)) << "the command ran outside any session";
+    EXPECT_NE(r.err.find("watcher"), std::string::npos) << r.err;
+}

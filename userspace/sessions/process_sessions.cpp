@@ -1,0 +1,304 @@
+#include "sessions/process_sessions.h"
+
+#include <bpf/bpf.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/proc.h"
+#include "events/event_details.h"
+#include "events/session_info.h"
+#include "kernel/auto_names.h"
+#include "kernel/map_walk.h"
+#include "kernel/pinned_maps.h"
+#include "kernel/session_registry.h"
+#include "liveguard/abi.h"
+#include "policy/policy.h"
+#include "sessions/session_summary.h"
+#include "watcher/log.h"
+
+namespace liveguard {
+namespace {
+
+// Rounds of "find the members, kill them" before a reap gives up until
+// the next tick: a member forking while it is killed is found next round.
+constexpr int kReapRounds = 100;
+constexpr auto kReapPause = std::chrono::milliseconds(10);
+// Journal lines kept per session for its summary.
+constexpr std::size_t kMaxLinesPerSession = 10000;
+
+UniqueFd open_pidfd(pid_t pid) {
+    return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+std::vector<std::string> command_line_of(pid_t pid) {
+    auto raw = read_small_file("/proc/" + std::to_string(pid) + "/cmdline", 64 << 10);
+    return raw ? split_args(*raw) : std::vector<std::string>{};
+}
+
+std::string join(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+    return out;
+}
+
+std::string base_name(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+struct Member {
+    SessionProcess process;
+    UniqueFd pidfd;
+};
+
+std::vector<Member> find_members(int sessions_fd, int members_fd, std::uint64_t session) {
+    SessionRegistry registry(sessions_fd, -1, members_fd);
+    std::vector<Member> out;
+    for (pid_t pid : list_pids()) {
+        UniqueFd fd = open_pidfd(pid);
+        if (!fd) continue;
+        lg_member m{};
+        int key = fd.get();
+        if (bpf_map_lookup_elem(members_fd, &key, &m) != 0 || m.session_cgroup_id != session) continue;
+        out.push_back({{pid, join(command_line_of(pid))}, std::move(fd)});
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<SessionProcess> session_members(int sessions_fd, int members_fd, std::uint64_t session) {
+    std::vector<SessionProcess> out;
+    for (auto& m : find_members(sessions_fd, members_fd, session)) out.push_back(m.process);
+    return out;
+}
+
+std::string automatic_session_name(const std::vector<std::string>& argv, pid_t pid) {
+    std::string runner = argv.empty() ? "session" : base_name(argv[0]);
+    bool interpreter = auto_base_name(runner) == "python";
+    for (std::size_t i = 1; interpreter && i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (a == "-m" && i + 1 < argv.size()) {
+            runner = argv[i + 1];
+            break;
+        }
+        if (a.size() > 2 && a.compare(0, 2, "-m") == 0) {
+            runner = a.substr(2);
+            break;
+        }
+        if (a.empty() || a[0] != '-') {
+            runner = base_name(a);  // an entry script run by its interpreter
+            break;
+        }
+    }
+    return runner + "[" + std::to_string(pid) + "]";
+}
+
+struct ProcessSessions::Tracked {
+    std::uint64_t id = 0;
+    std::uint32_t flags = 0;
+    pid_t root = 0;
+    UniqueFd pidfd;  // closed once the root is known to be gone
+    std::string name;
+    std::string command;
+    std::vector<std::string> lines;
+    bool summarised = false;  // the root exited; its record is journalled
+};
+
+ProcessSessions::ProcessSessions(const PinnedMaps& maps) : maps_(maps), journal_(false) {}
+
+ProcessSessions::~ProcessSessions() = default;
+
+void ProcessSessions::apply_policy(const Policy& policy) {
+    reap_ = policy.reap;
+    SessionRegistry registry(maps_.sessions.get(), maps_.settings.get(), maps_.members.get());
+    // The overflow session first: an exec the names match must always
+    // have a session to join.
+    if (!policy.auto_sessions.empty()) registry.ensure_overflow_session();
+    AutoNames(maps_.auto_names.get(), maps_.settings.get()).set(policy.auto_sessions);
+    auto_on_ = !policy.auto_sessions.empty();
+}
+
+void ProcessSessions::adopt(std::uint64_t id, pid_t root, const std::string& name) {
+    if (tracked_.count(id)) return;
+    auto t = std::make_unique<Tracked>();
+    t->id = id;
+    t->flags = LG_SESSION_RUN;
+    t->root = root;
+    t->pidfd = open_pidfd(root);
+    t->name = name;
+    t->command = join(command_line_of(root));
+    tracked_[id] = std::move(t);
+}
+
+void ProcessSessions::discover() {
+    std::set<std::uint64_t> present;
+    for (const auto& [id, info] : list_u64_map<lg_session>(maps_.sessions.get(), LG_MAX_SESSIONS)) {
+        if (!is_process_session_id(id) || id == LG_SESSION_OVERFLOW) continue;
+        present.insert(id);
+        if (tracked_.count(id)) continue;
+        auto t = std::make_unique<Tracked>();
+        t->id = id;
+        t->flags = info.flags;
+        t->root = static_cast<pid_t>(info.root_pid);
+        t->pidfd = open_pidfd(t->root);
+        // The pid names the root only while it still carries this
+        // session's mark: otherwise the root is gone and the number reused.
+        if (t->pidfd) {
+            lg_member m{};
+            int key = t->pidfd.get();
+            if (bpf_map_lookup_elem(maps_.members.get(), &key, &m) != 0 || m.session_cgroup_id != id)
+                t->pidfd.reset();
+        }
+        auto argv = t->pidfd ? command_line_of(t->root) : std::vector<std::string>{};
+        t->command = join(argv);
+        auto info_file = read_session_info(id);
+        if (info_file) {
+            t->name = info_file->name;
+        } else {
+            t->name = automatic_session_name(argv, t->root);
+            try {
+                write_session_info(id, SessionInfo{t->name, "", t->root});
+            } catch (const std::exception& e) {
+                watcher_log(std::string("warning: ") + e.what());
+            }
+        }
+        watcher_log("session " + t->name + " started" + (t->command.empty() ? "" : ": " + t->command));
+        tracked_[id] = std::move(t);
+    }
+    // Sessions something else ended (unload, a root `untag`).
+    for (auto it = tracked_.begin(); it != tracked_.end();) {
+        if (!present.count(it->first)) it = tracked_.erase(it);
+        else ++it;
+    }
+}
+
+std::vector<int> ProcessSessions::fds() const {
+    std::vector<int> out;
+    for (const auto& [id, t] : tracked_)
+        if (t->pidfd && !t->summarised) out.push_back(t->pidfd.get());
+    return out;
+}
+
+void ProcessSessions::tick() {
+    try {
+        discover();
+        for (const auto& line : journal_.read_new()) {
+            auto record = parse_journal_record(line);
+            const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
+            if (!e) continue;
+            auto it = tracked_.find(e->session_cgroup_id);
+            if (it != tracked_.end() && it->second->lines.size() < kMaxLinesPerSession)
+                it->second->lines.push_back(line);
+        }
+        std::vector<std::uint64_t> over;
+        for (auto& [id, t] : tracked_) {
+            if (t->summarised) continue;
+            bool exited = !t->pidfd;
+            if (!exited) {
+                struct pollfd p = {t->pidfd.get(), POLLIN, 0};
+                exited = ::poll(&p, 1, 0) == 1;
+            }
+            if (exited) over.push_back(id);
+        }
+        for (auto id : over) end(*tracked_.at(id));
+        finish_lingering();
+    } catch (const std::exception& e) {
+        watcher_log(std::string("error: tracking sessions: ") + e.what());
+    }
+}
+
+void ProcessSessions::end(Tracked& t) {
+    int sessions_fd = maps_.sessions.get(), members_fd = maps_.members.get();
+    JournalSessionEnd rec;
+    // What the session refused up to now; the daemon collected the ring
+    // buffer just before this tick.
+    for (const auto& line : journal_.read_new()) {
+        auto record = parse_journal_record(line);
+        const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
+        if (e && e->session_cgroup_id == t.id && t.lines.size() < kMaxLinesPerSession) t.lines.push_back(line);
+    }
+    bool gone = true;
+    if (reap_) {
+        std::set<pid_t> seen;
+        gone = false;
+        for (int round = 0; round < kReapRounds; ++round) {
+            auto members = find_members(sessions_fd, members_fd, t.id);
+            if (members.empty()) {
+                gone = true;
+                break;
+            }
+            for (auto& m : members) {
+                ::syscall(SYS_pidfd_send_signal, m.pidfd.get(), SIGKILL, nullptr, 0);
+                if (seen.insert(m.process.pid).second) {
+                    rec.reaped.push_back({static_cast<std::uint32_t>(m.process.pid), m.process.command});
+                    watcher_log("session " + t.name + ": reaped " + std::to_string(m.process.pid) + " " +
+                                m.process.command);
+                }
+            }
+            std::this_thread::sleep_for(kReapPause);
+        }
+        if (!gone) watcher_log("session " + t.name + ": members still forking; reaping again next round");
+    } else {
+        for (auto& m : session_members(sessions_fd, members_fd, t.id)) {
+            rec.left_running.push_back({static_cast<std::uint32_t>(m.pid), m.command});
+            gone = false;
+        }
+        for (const auto& p : rec.left_running)
+            watcher_log("session " + t.name + ": left running (reap = false): " + std::to_string(p.pid) +
+                        " " + p.command);
+    }
+    SessionSummary s = summarise_session(t.lines, t.id);
+    rec.time = format_utc(realtime_now_ns());
+    rec.session_cgroup_id = t.id;
+    rec.name = t.name;
+    rec.root_pid = static_cast<std::uint32_t>(t.root);
+    rec.command = t.command;
+    rec.refusals = s.total;
+    rec.audited = s.audited;
+    rec.per_hook = s.per_hook;
+    rec.culprits = s.culprits;
+    journal_append(write_journal_record({rec}));
+    watcher_log("session " + t.name + " ended: " + std::to_string(s.total) + " refused, " +
+                std::to_string(rec.reaped.size()) + " reaped");
+    t.summarised = true;
+    t.pidfd.reset();
+    // Members left running stay members: the session ends with its last.
+    if (gone) {
+        SessionRegistry(sessions_fd, maps_.settings.get(), members_fd).untag_id(t.id);
+        remove_session_info(t.id);
+        tracked_.erase(t.id);
+    }
+}
+
+void ProcessSessions::finish_lingering() {
+    for (auto it = tracked_.begin(); it != tracked_.end();) {
+        Tracked& t = *it->second;
+        if (!t.summarised) {
+            ++it;
+            continue;
+        }
+        auto members = find_members(maps_.sessions.get(), maps_.members.get(), t.id);
+        if (reap_)
+            for (auto& m : members) ::syscall(SYS_pidfd_send_signal, m.pidfd.get(), SIGKILL, nullptr, 0);
+        if (!members.empty()) {
+            ++it;
+            continue;
+        }
+        SessionRegistry(maps_.sessions.get(), maps_.settings.get(), maps_.members.get()).untag_id(t.id);
+        remove_session_info(t.id);
+        watcher_log("session " + t.name + ": its last member is gone");
+        it = tracked_.erase(it);
+    }
+}
+
+}  // namespace liveguard
