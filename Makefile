@@ -78,11 +78,15 @@ $(BUILD)/obj/%.o: userspace/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-# The pytest plugin `run` installs, embedded as a C++ raw string literal.
-$(BUILD)/gen/liveguard_pytest.py.inc: userspace/sessions/liveguard_pytest.py
-	@mkdir -p $(dir $@)
-	{ printf 'R"LGPY('; cat $<; printf ')LGPY"\n'; } > $@
-$(BUILD)/obj/sessions/session_runner.o: $(BUILD)/gen/liveguard_pytest.py.inc
+# The pytest plugin and its dist-info (the pytest11 entry point), next to
+# the binary as they are installed next to it: `run` puts this directory on
+# PYTHONPATH (base/install_paths.h). Installed into site-packages, pytest
+# loads the plugin by itself.
+PLUGIN_SRCS := $(shell find dist/python -type f)
+$(BUILD)/python/.stamp: $(PLUGIN_SRCS)
+	@rm -rf $(BUILD)/python && mkdir -p $(BUILD)/python
+	cp -R dist/python/. $(BUILD)/python/
+	@touch $@
 
 $(BUILD)/obj/unit/%.o: tests/unit/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -92,7 +96,8 @@ $(BUILD)/obj/vm/%.o: tests/vm/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS)
+# Order-only: a changed plugin is copied again without relinking.
+$(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS) | $(BUILD)/python/.stamp
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(USERSPACE_OBJS)
@@ -198,5 +203,5 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests \
-	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
+	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz

@@ -23,8 +23,6 @@ inline constexpr const char* kSessionInfoDir = "/run/liveguard/sessions";
 // Per session, per pytest process: "<boot ns>\t<test id>" lines the
 // pytest plugin appends as tests start each phase.
 inline constexpr const char* kTestLogDir = "/run/liveguard/tests";
-// Where `run` puts the pytest plugin for PYTHONPATH.
-inline constexpr const char* kPluginDir = "/run/liveguard/python";
 
 // Per pytest process of an automatic session (no `run` to say where its
 // log goes): "<pid>" files in this sticky, world-writable directory.

@@ -14,12 +14,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "base/cgroup.h"
 #include "base/error.h"
 #include "base/fd.h"
+#include "base/install_paths.h"
 #include "base/paths.h"
 #include "base/privileges.h"
 #include "base/proc.h"
@@ -131,15 +131,6 @@ private:
     std::uint64_t id_ = 0;
 };
 
-// sessions/liveguard_pytest.py, loaded into pytest through PYTEST_PLUGINS:
-// logs which test is running, with CLOCK_BOOTTIME stamps that events carry
-// too, so an event names the test that was running when it happened.
-// pytest's own PYTEST_CURRENT_TEST is invisible from outside the pytest
-// process.
-constexpr const char* kPytestPlugin =
-#include "gen/liveguard_pytest.py.inc"
-;
-
 void prepend_env(const char* name, const std::string& value, char sep) {
     const char* old = ::getenv(name);
     std::string v = old && *old ? value + sep + old : value;
@@ -165,6 +156,10 @@ int run_session(const RunOptions& opts) {
     if (opts.argv.empty()) throw Error("no command given", "usage: liveguard-bpf run -- CMD [ARGS...]", 2);
     std::optional<Account> account;
     if (opts.user) account = lookup_user(*opts.user);
+    // The pytest plugin (dist/python/liveguard_pytest.py), loaded through
+    // PYTEST_PLUGINS: logs which test is running, with CLOCK_BOOTTIME stamps
+    // that events carry too, so an event names the test that was running.
+    std::string plugin = plugin_dir();
 
     PinnedMaps maps = PinnedMaps::open();
     SessionRegistry registry(maps.sessions.get(), maps.settings.get());
@@ -178,11 +173,9 @@ int run_session(const RunOptions& opts) {
     {
         std::error_code ec;
         std::filesystem::create_directories(test_log, ec);
-        std::filesystem::create_directories(paths::kPluginDir, ec);
         // The test may run as another user (--user); the sticky bit keeps
         // each process to its own log.
         ::chmod(test_log.c_str(), 01777);
-        std::ofstream(std::string(paths::kPluginDir) + "/liveguard_pytest.py", std::ios::trunc) << kPytestPlugin;
     }
 
     std::vector<char*> argv;
@@ -205,7 +198,7 @@ int run_session(const RunOptions& opts) {
             (void)!::write(err_write.get(), msg, static_cast<std::size_t>(n));
             ::_exit(127);
         };
-        prepend_env("PYTHONPATH", paths::kPluginDir, ':');
+        prepend_env("PYTHONPATH", plugin, ':');
         prepend_env("PYTEST_PLUGINS", "liveguard_pytest", ',');
         ::setenv("LIVEGUARD_TEST_LOG_DIR", test_log.c_str(), 1);
         ::setenv("LIVEGUARD_SESSION", label.c_str(), 1);
