@@ -171,7 +171,7 @@ $(BUILD)/fuzz/policy_fuzz: $(BUILD)/fuzz/obj/policy/policy.o
 $(BUILD)/fuzz/mountinfo_fuzz: $(addprefix $(BUILD)/fuzz/obj/base/,cgroup.o proc.o error.o)
 $(BUILD)/fuzz/proc_stat_fuzz: $(BUILD)/fuzz/obj/base/proc.o
 $(BUILD)/fuzz/json_fuzz: $(addprefix $(BUILD)/fuzz/obj/,base/json.o base/clock.o events/event_format.o events/journal_record.o)
-$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,events/event_details.o events/session_info.o base/cgroup.o base/proc.o base/json.o base/error.o)
+$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,events/event_details.o events/session_info.o watcher/watcher_state.o base/cgroup.o base/proc.o base/json.o base/error.o)
 
 $(BUILD)/fuzz/obj/%.o: userspace/%.cpp $(FUZZ_HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

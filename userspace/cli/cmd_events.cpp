@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -15,6 +16,7 @@
 #include "events/event_collector.h"
 #include "events/event_format.h"
 #include "events/event_journal.h"
+#include "events/session_info.h"
 #include "kernel/pinned_maps.h"
 
 namespace liveguard {
@@ -54,7 +56,18 @@ int run_command(const EventsOptions& o) {
     JournalReader reader(since.has_value());
     EventCollector collector(maps);
     bool colour = !o.json && ::isatty(STDOUT_FILENO);
-    JournalFilter filter{since, o.session};
+    JournalFilter filter{since, o.session, {}};
+    // Events journalled before their session had a name match it by the
+    // name its info gives (a process session's is "pytest[12345]").
+    std::map<std::uint64_t, std::string> names;
+    if (o.session)
+        filter.session_name = [&names](std::uint64_t id) -> std::string {
+            if (auto it = names.find(id); it != names.end()) return it->second;
+            auto info = read_session_info(id);
+            if (!info || info->name.empty()) return "";  // not yet, or gone: ask again next time
+            if (names.size() > 4096) names.clear();
+            return names[id] = info->name;
+        };
     auto show = [&] {
         for (const auto& line : reader.read_new())
             if (auto out = render_journal_line(line, filter, o.json, colour))

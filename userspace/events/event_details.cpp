@@ -26,6 +26,18 @@ std::string describe_source(std::uint32_t source) {
     return "policy [[protect]] #" + std::to_string(source);
 }
 
+// The test running at `boot_ns` according to the log the plugin keeps by
+// pid when no `run` named a directory (an automatic session): only what
+// the process that has the pid now wrote, and nothing once it is gone.
+std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns) {
+    auto st = read_proc_stat(static_cast<pid_t>(pid));
+    if (!st) return "";
+    std::uint64_t start = ticks_to_ns(st->start_ticks, ::sysconf(_SC_CLK_TCK));
+    if (start > boot_ns) return "";  // the pid is another process's by now
+    auto log = read_small_file(std::string(paths::kTestLogByPidDir) + "/" + std::to_string(pid), 16 << 20);
+    return log ? test_at_since(*log, boot_ns, start) : "";
+}
+
 }  // namespace
 
 std::vector<std::string> split_args(std::string_view bytes) {
@@ -48,7 +60,9 @@ std::string pytest_test_from_environ(std::string_view environ) {
     return "";
 }
 
-std::string test_at(std::string_view log, std::uint64_t boot_ns) {
+std::string test_at(std::string_view log, std::uint64_t boot_ns) { return test_at_since(log, boot_ns, 0); }
+
+std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before) {
     std::string found;
     std::size_t pos = 0;
     while (pos < log.size()) {
@@ -60,9 +74,16 @@ std::string test_at(std::string_view log, std::uint64_t boot_ns) {
         if (tab == std::string_view::npos) continue;
         std::uint64_t t = std::strtoull(std::string(line.substr(0, tab)).c_str(), nullptr, 10);
         if (t > boot_ns) break;
+        if (t < not_before) continue;
         found = std::string(line.substr(tab + 1));
     }
     return found;
+}
+
+std::uint64_t ticks_to_ns(std::uint64_t ticks, long ticks_per_second) {
+    if (ticks_per_second <= 0) return 0;
+    auto hz = static_cast<std::uint64_t>(ticks_per_second);
+    return ticks / hz * 1000000000ull + ticks % hz * 1000000000ull / hz;
 }
 
 const std::string& DetailsCache::cgroup_mount() {
@@ -127,7 +148,8 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
     d.protected_by = describe_source(e.target_source);
 
     // The test: the pytest plugin's log of the culprit or an ancestor, at
-    // the event's time; else PYTEST_CURRENT_TEST in an inherited environment.
+    // the event's time (the session's log, else the log by pid); else
+    // PYTEST_CURRENT_TEST in an inherited environment.
     std::vector<std::uint32_t> pids{e.pid};
     for (const auto& a : d.parents) pids.push_back(a.pid);
     std::string dir = std::string(paths::kTestLogDir) + "/" + std::to_string(e.session_cgroup_id) + "/";
@@ -136,6 +158,8 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
             d.test = test_at(*log, e.boot_ns);
             if (!d.test.empty()) break;
         }
+        d.test = test_by_pid(pid, e.boot_ns);
+        if (!d.test.empty()) break;
         if (auto env = read_small_file("/proc/" + std::to_string(pid) + "/environ", 1 << 20)) {
             d.test = pytest_test_from_environ(*env);
             if (!d.test.empty()) break;

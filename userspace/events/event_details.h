@@ -57,5 +57,11 @@ std::vector<std::string> split_args(std::string_view bytes);
 std::string pytest_test_from_environ(std::string_view environ);
 // The test running at `boot_ns` according to a plugin log.
 std::string test_at(std::string_view log, std::uint64_t boot_ns);
+// The same, from lines stamped at `not_before` or later: a log by pid
+// (/run/liveguard/tests/pid/<pid>) may still hold what a dead process with
+// the same pid wrote before this one started.
+std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before);
+// Clock ticks (/proc/<pid>/stat's start time) in nanoseconds.
+std::uint64_t ticks_to_ns(std::uint64_t ticks, long ticks_per_second);
 
 }  // namespace liveguard

@@ -125,9 +125,51 @@ JournalEvent journal_event(const lg_event& e, std::int64_t offset, const EventDe
     return j;
 }
 
-bool names_session(const JournalEvent& e, const std::string& session) {
-    bool named = e.details && !e.details->session_name.empty();
-    return (named && e.details->session_name == session) || std::to_string(e.session_cgroup_id) == session;
+// An event names the session by its key, or by the name in its details;
+// one gathered before its session had a name (the watcher names a process
+// session when it first sees it) by the name the filter looks up.
+bool names_session(const JournalEvent& e, const JournalFilter& filter) {
+    const std::string& session = *filter.session;
+    if (std::to_string(e.session_cgroup_id) == session) return true;
+    if (e.details && !e.details->session_name.empty()) return e.details->session_name == session;
+    return filter.session_name && filter.session_name(e.session_cgroup_id) == session;
+}
+
+bool names_session(const JournalSessionEnd& s, const std::string& session) {
+    return std::to_string(s.session_cgroup_id) == session || (!s.name.empty() && s.name == session);
+}
+
+std::string session_label(std::uint64_t id, const std::string& name) {
+    if (!name.empty()) return "session " + name;
+    // A process session's key is no cgroup's id.
+    return (id & LG_SESSION_PROCESS_BIT ? "session " : "session cgroup ") + std::to_string(id);
+}
+
+std::string join_processes(const std::vector<LeftProcess>& processes) {
+    std::string out;
+    for (const auto& p : processes)
+        out += (out.empty() ? "" : ", ") + std::to_string(p.pid) + (p.command.empty() ? "" : " " + p.command);
+    return out;
+}
+
+std::string format_session_end_text(const JournalSessionEnd& s, bool colour) {
+    std::string out = s.time + " " + session_label(s.session_cgroup_id, s.name) + " ended";
+    if (!s.command.empty()) out += " (" + s.command + ")";
+    out += ": ";
+    if (s.refusals == 0) {
+        out += "nothing refused";
+    } else {
+        std::string count = std::to_string(s.refusals) + (s.audited ? " audited, not blocked" : " refused");
+        if (colour) count = (s.audited ? "\033[1;33m" : "\033[1;31m") + count + "\033[0m";
+        std::string hooks;
+        for (const auto& [h, n] : s.per_hook) hooks += (hooks.empty() ? "" : ", ") + h + " " + std::to_string(n);
+        out += count + (hooks.empty() ? "" : " (" + hooks + ")");
+    }
+    if (!s.reaped.empty())
+        out += "; reaped " + std::to_string(s.reaped.size()) + ": " + join_processes(s.reaped);
+    if (!s.left_running.empty())
+        out += "; left running " + std::to_string(s.left_running.size()) + ": " + join_processes(s.left_running);
+    return out;
 }
 
 }  // namespace
@@ -140,13 +182,13 @@ std::string format_journal_text(const JournalRecord& record, bool colour) {
     if (const auto* loss = std::get_if<JournalLoss>(&record.body))
         return "liveguard: " + std::to_string(loss->count) + " events lost (ring buffer full; " +
                std::to_string(loss->total) + " in total)";
+    if (const auto* end = std::get_if<JournalSessionEnd>(&record.body)) return format_session_end_text(*end, colour);
     const auto& e = std::get<JournalEvent>(record.body);
     const EventDetails d = e.details.value_or(EventDetails{});
     std::string verdict = e.verdict;
     for (auto& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     if (colour) verdict = (verdict == "DENIED" ? "\033[1;31m" : "\033[1;33m") + verdict + "\033[0m";
-    std::string session = d.session_name.empty() ? "session cgroup " + std::to_string(e.session_cgroup_id)
-                                                 : "session " + d.session_name;
+    std::string session = session_label(e.session_cgroup_id, d.session_name);
     std::string s = e.time + " " + verdict + " " + e.hook + ": " + e.comm + "[" + std::to_string(e.pid) +
                     "] " + e.act + " (" + session + ")";
     std::vector<std::string> more;
@@ -177,7 +219,11 @@ std::optional<std::string> render_journal_line(std::string_view line, const Jour
     // Losses are shown whatever the filter: they may have hidden its events.
     if (const auto* e = std::get_if<JournalEvent>(&record->body)) {
         if (filter.since && e->time < *filter.since) return std::nullopt;
-        if (filter.session && !names_session(*e, *filter.session)) return std::nullopt;
+        if (filter.session && !names_session(*e, filter)) return std::nullopt;
+    }
+    if (const auto* end = std::get_if<JournalSessionEnd>(&record->body)) {
+        if (filter.since && end->time < *filter.since) return std::nullopt;
+        if (filter.session && !names_session(*end, *filter.session)) return std::nullopt;
     }
     return json ? std::string(line) : format_journal_text(*record, colour);
 }

@@ -3,6 +3,7 @@
 // what `events` prints. Pure functions, so the formats are tested without a
 // kernel.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,13 +33,20 @@ std::string format_event_json(const lg_event& e, std::int64_t boot_to_realtime_n
                               const EventDetails* details = nullptr);
 
 // A journal record for people: the event, then what is known of the
-// culprit, indented.
+// culprit, indented. A session end in one line: "<time> session
+// pytest[12345] ended (python3 -m pytest tests/): 2 refused (task_kill 2);
+// reaped 1: 4242 sleep 1000".
 std::string format_journal_text(const JournalRecord& record, bool colour);
 
-// Which journal events `events` shows. Loss records always pass.
+// Which journal records `events` shows. Loss records always pass.
 struct JournalFilter {
-    std::optional<std::string> since;    // ISO 8601 UTC, as events carry it: none earlier
-    std::optional<std::string> session;  // a session's name or cgroup id
+    std::optional<std::string> since;    // ISO 8601 UTC, as records carry it: none earlier
+    // A session's name, cgroup id or process-session key: its events and
+    // its session-end record.
+    std::optional<std::string> session;
+    // The name of a session by its id, for events journalled without one
+    // (gathered before the session was named); empty when unknown.
+    std::function<std::string(std::uint64_t)> session_name;
 };
 
 // What `events` prints for one journal line, before its newline: the line

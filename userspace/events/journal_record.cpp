@@ -57,6 +57,9 @@ private:
     bool ok_ = true;
 };
 
+// What marks a session-end record; an event has no "type".
+constexpr const char* kSessionEndType = "session_end";
+
 // A line has details when it has any of them.
 constexpr const char* kDetailKeys[] = {"session_name", "session_path",        "exe",  "culprit_gone",
                                        "argv",         "target_protected_by", "test", "parents"};
@@ -83,6 +86,77 @@ std::optional<EventDetails> read_details(Members& m) {
     return d;
 }
 
+// A session-end record's processes: [{"pid":N,"command":"..."},...].
+std::string write_processes(const std::vector<LeftProcess>& processes) {
+    json::ArrayWriter a;
+    for (const auto& p : processes) a.raw(json::ObjectWriter().unum("pid", p.pid).str("command", p.command).done());
+    return a.done();
+}
+
+std::optional<std::vector<LeftProcess>> read_processes(Members& m, const char* key) {
+    std::vector<LeftProcess> out;
+    for (const auto& text : m.list(key)) {
+        auto obj = json::parse_object(text);
+        if (!obj) return std::nullopt;
+        Members p(*obj);
+        LeftProcess lp;
+        lp.pid = p.number<std::uint32_t>("pid");
+        lp.command = p.text("command");
+        if (!p.ok()) return std::nullopt;
+        out.push_back(std::move(lp));
+    }
+    return out;
+}
+
+std::string write_session_end(const JournalSessionEnd& s) {
+    json::ObjectWriter per_hook;
+    for (const auto& [hook, n] : s.per_hook) per_hook.unum(hook, n);
+    json::ArrayWriter culprits;
+    for (const auto& c : s.culprits) culprits.str(c);
+    return json::ObjectWriter()
+        .str("type", kSessionEndType)
+        .str("time", s.time)
+        .unum("session_cgroup_id", s.session_cgroup_id)
+        .str("name", s.name)
+        .unum("root_pid", s.root_pid)
+        .str("command", s.command)
+        .unum("refusals", s.refusals)
+        .boolean("audited", s.audited)
+        .raw("per_hook", per_hook.done())
+        .raw("culprits", culprits.done())
+        .raw("reaped", write_processes(s.reaped))
+        .raw("left_running", write_processes(s.left_running))
+        .done();
+}
+
+std::optional<JournalRecord> read_session_end(Members& m) {
+    JournalSessionEnd s;
+    s.time = m.text("time");
+    s.session_cgroup_id = m.number<std::uint64_t>("session_cgroup_id");
+    s.name = m.text("name");
+    s.root_pid = m.number<std::uint32_t>("root_pid");
+    s.command = m.text("command");
+    s.refusals = m.number<std::size_t>("refusals");
+    s.audited = m.flag("audited");
+    if (m.has("per_hook")) {
+        auto hooks = json::parse_object(m.text("per_hook"));
+        if (!hooks) return std::nullopt;
+        for (const auto& [hook, text] : *hooks) {
+            std::size_t n = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+            if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+            s.per_hook[hook] = n;
+        }
+    }
+    s.culprits = m.list("culprits");
+    auto reaped = read_processes(m, "reaped");
+    auto left = read_processes(m, "left_running");
+    if (!reaped || !left || !m.ok()) return std::nullopt;
+    s.reaped = std::move(*reaped);
+    s.left_running = std::move(*left);
+    return JournalRecord{std::move(s)};
+}
+
 }  // namespace
 
 std::string write_journal_record(const JournalRecord& record) {
@@ -92,6 +166,7 @@ std::string write_journal_record(const JournalRecord& record) {
             .unum("count", loss->count)
             .unum("total", loss->total)
             .done();
+    if (const auto* end = std::get_if<JournalSessionEnd>(&record.body)) return write_session_end(*end);
     const auto& e = std::get<JournalEvent>(record.body);
     json::ObjectWriter w;
     w.str("time", e.time)
@@ -136,6 +211,12 @@ std::optional<JournalRecord> journal_record_from_object(const std::map<std::stri
         loss.total = m.number<std::uint64_t>("total");
         if (!m.ok()) return std::nullopt;
         return JournalRecord{loss};
+    }
+    // Kinds added later say what they are; one this version does not know
+    // is no record, rather than an event with most of it missing.
+    if (m.has("type")) {
+        if (m.text("type") != kSessionEndType) return std::nullopt;
+        return read_session_end(m);
     }
     // Every event line has had its time; an object without is another file's.
     if (!m.has("time")) return std::nullopt;

@@ -1,8 +1,8 @@
 #pragma once
 // One line of the event journal (/run/liveguard/events.jsonl) as data: a
-// refused act with what userspace learnt of its culprit, or a count of
-// events the ring buffer had no room for. The journal's JSON is written and
-// read here and nowhere else.
+// refused act with what userspace learnt of its culprit, a count of events
+// the ring buffer had no room for, or the summary of a process session that
+// ended. The journal's JSON is written and read here and nowhere else.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -67,16 +67,21 @@ struct JournalRecord {
     std::variant<JournalEvent, JournalLoss, JournalSessionEnd> body;
 };
 
-// One JSON line, without its newline. The members keep the order they have
-// always had; an empty optional string (signal, session name and path, exe,
-// what protects the target, test) is written as null.
+// One JSON line, without its newline. An event's members keep the order
+// they have always had; an empty optional string (signal, session name and
+// path, exe, what protects the target, test) is written as null. A loss
+// starts with "lost"; a session end with "type":"session_end", then time,
+// session_cgroup_id, name, root_pid, command, refusals, audited, per_hook
+// (an object: hook name to count), culprits (strings), reaped and
+// left_running (arrays of {"pid","command"}).
 std::string write_journal_record(const JournalRecord& record);
 
 // A line write_journal_record wrote. Members a line lacks (lines written
 // without details, or by an older version) read as empty or zero. Nothing
-// when the line is not one JSON object, is neither a loss nor an event with
-// a time, or a number, flag or list in it does not read as one. Strings
-// read as json::parse_object decodes them.
+// when the line is not one JSON object, is neither a loss, a session end
+// nor an event with a time, has a "type" this version does not know, or a
+// number, flag, list or object in it does not read as one. Strings read as
+// json::parse_object decodes them.
 std::optional<JournalRecord> parse_journal_record(std::string_view line);
 
 }  // namespace liveguard

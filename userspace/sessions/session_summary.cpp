@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "events/journal_record.h"
+#include "base/clock.h"
 
 namespace liveguard {
 
@@ -42,6 +42,38 @@ void print_session_summary(const SessionSummary& s, const std::string& label) {
     if (s.total > s.culprits.size())
         std::fprintf(stderr, "  ... and %zu more: liveguard-bpf events --since 1h --session %s\n",
                      s.total - s.culprits.size(), label.c_str());
+}
+
+JournalSessionEnd session_end_record(const SessionSummary& s, std::uint64_t id, const std::string& name,
+                                     std::uint32_t root_pid, const std::string& command) {
+    JournalSessionEnd end;
+    end.time = format_utc(realtime_now_ns());
+    end.session_cgroup_id = id;
+    end.name = name;
+    end.root_pid = root_pid;
+    end.command = command;
+    end.refusals = s.total;
+    end.audited = s.audited;
+    end.per_hook = s.per_hook;
+    end.culprits = s.culprits;
+    return end;
+}
+
+void print_session_end(const JournalSessionEnd& end) {
+    SessionSummary s;
+    s.total = end.refusals;
+    s.audited = end.audited;
+    s.per_hook = end.per_hook;
+    s.culprits = end.culprits;
+    print_session_summary(s, end.name.empty() ? std::to_string(end.session_cgroup_id) : end.name);
+    auto list = [](const char* what, const std::vector<LeftProcess>& processes) {
+        if (processes.empty()) return;
+        std::fprintf(stderr, "  %s (%zu):\n", what, processes.size());
+        for (const auto& p : processes)
+            std::fprintf(stderr, "    %u %s\n", static_cast<unsigned>(p.pid), p.command.c_str());
+    };
+    list("left running, killed as the session ended", end.reaped);
+    list("left running (reap = false)", end.left_running);
 }
 
 }  // namespace liveguard
