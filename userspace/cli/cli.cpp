@@ -18,7 +18,7 @@ constexpr const char* kDescription =
     "Typical use:\n"
     "  sudo liveguard-bpf load\n"
     "  sudo liveguard-bpf protect --pid \"$(cat ~/.hermes/gateway.pid)\"   (bare-integer PID file)\n"
-    "  sudo liveguard-bpf run --user \"$USER\" -- pytest tests/\n"
+    "  liveguard-bpf run -- pytest tests/   (no sudo while the policy watcher runs)\n"
     "  sudo liveguard-bpf events\n";
 
 }  // namespace
@@ -92,10 +92,19 @@ ParseResult parse_cli(int argc, const char* const* argv) {
     RunOptions run;
     {
         auto* sc = app.add_subcommand(
-            "run", "Run CMD in a fresh tagged cgroup, wait, clean up, and exit with CMD's status "
-                   "(128+N when killed by signal N)");
-        sc->add_option("--user", run.user, "Run CMD as this user (name or uid), after joining");
-        sc->add_option("--name", run.name, "A name for the session, shown in events and the summary");
+            "run", "Run CMD as a test session, wait, print what the session was refused, and exit "
+                   "with CMD's status (128+N when killed by signal N). As root: CMD runs in a fresh "
+                   "tagged cgroup, which is cleaned up after it. As any other user (no sudo): the "
+                   "policy watcher (the liveguard-bpf service, or `load --config`) makes CMD's "
+                   "process a session before it execs, ends the session when CMD exits (killing "
+                   "what it left, unless the policy says [sessions] reap = false), and records the "
+                   "summary that run prints; without a watcher nothing runs");
+        sc->add_option("--user", run.user,
+                       "Run CMD as this user (name or uid), after joining (root only)");
+        sc->add_option("--name", run.name,
+                       "A name for the session, shown in events and the summary (default: CMD's "
+                       "file name; as root, the cgroup id). Without root: at most 64 printable "
+                       "ASCII characters");
         sc->add_flag("--fail-on-violation", run.fail_on_violation,
                      "Exit 3 when anything was refused (or, audit-only, seen) in the session, even "
                      "if CMD succeeded: CI turns a harmless-but-wrong test red");

@@ -1,4 +1,5 @@
-// `run`: a session with the default policy's [sessions] parent.
+// `run`: a session with the default policy's [sessions] parent (as root;
+// without root the policy watcher makes the session and no cgroup is made).
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,7 +11,7 @@ namespace liveguard {
 
 int run_command(const RunOptions& o) {
     RunOptions opts = o;
-    if (::access(kDefaultPolicyPath, F_OK) == 0) {
+    if (::geteuid() == 0 && ::access(kDefaultPolicyPath, F_OK) == 0) {
         try {
             opts.parent = load_policy(kDefaultPolicyPath).session_parent;
         } catch (const PolicyError& e) {

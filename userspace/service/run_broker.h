@@ -5,6 +5,8 @@
 // is already a member stays in its session. It can only restrict itself:
 // nothing sent over the socket names another process or changes
 // protection.
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,8 +28,13 @@ struct BrokeredSession {
 class RunBroker {
 public:
     // Binds paths::kRunSocket (replacing a stale one), mode 0666.
-    // `on_started` is called for every session it starts.
+    // `on_started` is called for every session it starts, before the
+    // requester hears of it; should it throw, the session is undone and
+    // refused. Never throws: when the socket cannot be made it logs why and
+    // fd() is -1 (which poll() skips), so protection goes on without
+    // unprivileged `run`.
     RunBroker(const PinnedMaps& maps, std::function<void(const BrokeredSession&)> on_started);
+    // Removes the socket, unless another process has bound the path since.
     ~RunBroker();
     RunBroker(const RunBroker&) = delete;
     RunBroker& operator=(const RunBroker&) = delete;
@@ -35,13 +42,19 @@ public:
     int fd() const { return listen_.get(); }
 
     // Accepts and answers every pending connection; never throws (a bad
-    // request gets an error reply and a log line).
+    // request gets an error reply and a log line). Each connection gets
+    // about a second to send its request, and a call stops taking new
+    // ones after about a second, so no client stalls the watcher for long
+    // (what is left is taken on the next call).
     void on_readable();
 
 private:
+    void serve(int conn);
+
     const PinnedMaps& maps_;
     std::function<void(const BrokeredSession&)> on_started_;
     UniqueFd listen_;
+    ino_t socket_ino_ = 0;  // the socket file this broker bound
 };
 
 }  // namespace liveguard

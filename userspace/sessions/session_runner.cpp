@@ -28,6 +28,7 @@
 #include "events/session_info.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/session_registry.h"
+#include "sessions/brokered_run.h"
 #include "sessions/session_summary.h"
 
 namespace liveguard {
@@ -152,6 +153,8 @@ int shell_status(int st) {
 }
 
 int run_session(const RunOptions& opts) {
+    // Without root the policy watcher makes the session (brokered_run.h).
+    if (::geteuid() != 0) return run_brokered_session(opts);
     require_root("run");
     if (opts.argv.empty()) throw Error("no command given", "usage: liveguard-bpf run -- CMD [ARGS...]", 2);
     std::optional<Account> account;

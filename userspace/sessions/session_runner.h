@@ -15,8 +15,9 @@ struct RunOptions {
 };
 
 // Runs the command and returns its exit status (128+N when killed by
-// signal N). Processes it left behind in the session are killed, then the
-// cgroup is removed and untagged.
+// signal N). As root: processes it left behind in the session are killed,
+// then the cgroup is removed and untagged. Without root: the policy
+// watcher makes and ends the session (run_brokered_session, brokered_run.h).
 int run_session(const RunOptions& opts);
 
 // Exit status in the shell's convention for a waitpid() status.
