@@ -71,11 +71,12 @@ const char* kKillTest =
     "    with pytest.raises(PermissionError):\n"
     "        os.kill(int(os.environ['LG_GATEWAY']), signal.SIGTERM)\n";
 
-// Leaves a detached `sleep` behind and writes its pid to LG_PIDFILE.
+// Leaves a `sleep` behind in a session of its own (setsid) and writes its
+// pid to LG_PIDFILE.
 const char* kLeaveTest =
     "import os, subprocess\n"
     "def test_leaves_a_daemon():\n"
-    "    p = subprocess.Popen(['setsid', 'sleep', '1000'], start_new_session=True)\n"
+    "    p = subprocess.Popen(['sleep', '1000'], start_new_session=True)\n"
     "    with open(os.environ['LG_PIDFILE'], 'w') as f:\n"
     "        f.write(str(p.pid))\n";
 
@@ -207,6 +208,8 @@ TEST_F(AutoSessionGuard, AnUnprivilegedRunCannotKillTheGateway) {
     auto r = as_nobody({lg_binary(), "run", "--", "sh", "-c", "kill -9 " + std::to_string(gw.pid())});
     EXPECT_EQ(r.status, 1) << "sh's own status (kill failed) must come back\n" << r.out << r.err;
     EXPECT_TRUE(gw.untouched());
+    // The watcher's summary of the session, printed by `run`.
+    EXPECT_NE(r.err.find("1 act refused (task_kill 1)"), std::string::npos) << r.err;
 }
 
 TEST_F(AutoSession, APythonThatIsNotRunningPytestIsNoMember) {
@@ -260,7 +263,7 @@ TEST_F(AutoSession, AnUnprivilegedUserCannotUntagUnprotectOrUnload) {
     Session s;
     for (const auto& args : std::vector<std::vector<std::string>>{
              {lg_binary(), "untag", s.dir()},
-             {lg_binary(), "unprotect", std::to_string(gw.pid())},
+             {lg_binary(), "unprotect", "--pid", std::to_string(gw.pid())},
              {lg_binary(), "unload"}}) {
         auto r = as_nobody(args);
         EXPECT_NE(r.status, 0) << args[1] << " succeeded without root";

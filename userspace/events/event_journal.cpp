@@ -22,7 +22,7 @@ void journal_append(const std::string& line) {
     struct stat st {};
     if (::stat(paths::kJournal, &st) == 0 && st.st_size > kRotateBytes)
         ::rename(paths::kJournal, (std::string(paths::kJournal) + ".1").c_str());
-    UniqueFd fd(::open(paths::kJournal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640));
+    UniqueFd fd(::open(paths::kJournal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     if (!fd) throw_errno(std::string("cannot open the event journal ") + paths::kJournal, errno);
     std::string l = line + "\n";
     if (::write(fd.get(), l.data(), l.size()) != static_cast<ssize_t>(l.size()))
