@@ -38,6 +38,8 @@ EventCollector::EventCollector(const PinnedMaps& maps) {
 
 EventCollector::~EventCollector() = default;
 
+int EventCollector::fd() const { return stream_->fd(); }
+
 void EventCollector::poll(int timeout_ms) { stream_->poll_once(timeout_ms); }
 
 }  // namespace liveguard

@@ -18,6 +18,8 @@ public:
 
     // Waits up to `timeout_ms` for events; journals what arrived.
     void poll(int timeout_ms);
+    // Readable when events wait.
+    int fd() const;
 
 private:
     std::unique_ptr<EventStream> stream_;

@@ -21,6 +21,8 @@ EventStream::EventStream(int events_fd, int counters_fd, Handler on_event, LostH
 
 EventStream::~EventStream() { ring_buffer__free(rb_); }
 
+int EventStream::fd() const { return ring_buffer__epoll_fd(rb_); }
+
 int EventStream::on_sample(void* ctx, void* data, std::size_t size) {
     auto* self = static_cast<EventStream*>(ctx);
     if (size < sizeof(lg_event)) return 0;

@@ -23,6 +23,8 @@ public:
 
     // Waits up to `timeout_ms` for events and handles what arrived.
     void poll_once(int timeout_ms);
+    // Readable when events wait (an epoll fd), for a caller's own poll loop.
+    int fd() const;
     // Losses up to `total` were reported already (by an earlier consumer);
     // a total below it means the counters were reset by a new load.
     void set_lost_reported(std::uint64_t total);

@@ -36,10 +36,8 @@ namespace {
 constexpr int kRetryMs = 2;
 constexpr int kMaxRetries = 1500;
 // How often process sessions are looked for while the policy starts them
-// (a root's exit wakes the loop at once), and how often the event ring
-// buffer is drained otherwise.
+// or some are tracked (a root's exit or an event wakes the loop at once).
 constexpr int kSessionTickMs = 200;
-constexpr int kIdleTickMs = 1000;
 
 // The test logs of automatic sessions: a pytest plugin of any user writes
 // its own file there (sticky, so none can touch another's).
@@ -84,10 +82,10 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     on_ready();
     for (;;) {
         std::vector<struct pollfd> fds = {{w.inotify_fd(), POLLIN, 0}, {sfd.get(), POLLIN, 0},
-                                          {broker.fd(), POLLIN, 0}};
+                                          {broker.fd(), POLLIN, 0}, {collector.fd(), POLLIN, 0}};
         for (int fd : sessions.fds()) fds.push_back({fd, POLLIN, 0});
         bool retrying = retry && retries < kMaxRetries;
-        int timeout = retrying ? kRetryMs : sessions.active() ? kSessionTickMs : kIdleTickMs;
+        int timeout = retrying ? kRetryMs : sessions.active() ? kSessionTickMs : -1;
         int n = ::poll(fds.data(), fds.size(), timeout);
         if (n < 0 && errno != EINTR) throw_errno("poll failed", errno);
         bool signalled = fds[1].revents & POLLIN;
