@@ -123,7 +123,14 @@ void ProcessSessions::apply_policy(const Policy& policy) {
     SessionRegistry registry(maps_.sessions.get(), maps_.settings.get(), maps_.members.get());
     // The overflow session first: an exec the names match must always
     // have a session to join.
-    if (!policy.auto_sessions.empty()) registry.ensure_overflow_session();
+    if (!policy.auto_sessions.empty()) {
+        registry.ensure_overflow_session();
+        try {
+            write_session_info(LG_SESSION_OVERFLOW, SessionInfo{"overflow", "", 0});
+        } catch (const std::exception& e) {
+            watcher_log(std::string("warning: ") + e.what());
+        }
+    }
     AutoNames(maps_.auto_names.get(), maps_.settings.get()).set(policy.auto_sessions);
     auto_on_ = !policy.auto_sessions.empty();
 }
