@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "events/journal_record.h"
 #include "kernel/pins.h"
 #include "sessions/run_protocol.h"
+#include "sessions/child_signals.h"
 #include "sessions/session_summary.h"
 #include "watcher/watcher_state.h"
 
@@ -101,11 +103,6 @@ void prepend_env(const char* name, const std::string& value, char sep) {
     ::setenv(name, (value + sep + old).c_str(), 1);
 }
 
-volatile sig_atomic_t g_child = 0;
-
-void forward_signal(int sig) {
-    if (g_child > 0) ::kill(g_child, sig);
-}
 
 // The session's end as the watcher journals it, once it does.
 std::optional<JournalSessionEnd> wait_for_session_end(JournalReader& journal, std::uint64_t id) {
@@ -243,16 +240,7 @@ int run_brokered_session(const RunOptions& opts) {
     }
     err_write.reset();
     info_write.reset();
-    g_child = child;
-    // Like system(): the terminal's ^C reaches the command directly; `run`
-    // stays for the summary. Termination requests are passed on.
-    struct sigaction ign {}, fwd {}, old_int {}, old_quit {}, old_term {}, old_hup {};
-    ign.sa_handler = SIG_IGN;
-    fwd.sa_handler = forward_signal;
-    ::sigaction(SIGINT, &ign, &old_int);
-    ::sigaction(SIGQUIT, &ign, &old_quit);
-    ::sigaction(SIGTERM, &fwd, &old_term);
-    ::sigaction(SIGHUP, &fwd, &old_hup);
+    std::optional<ChildSignals> signals(std::in_place, child);
 
     std::string failure;
     char buf[1024];
@@ -271,11 +259,7 @@ int run_brokered_session(const RunOptions& opts) {
     }
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-    g_child = 0;
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGQUIT, &old_quit, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    ::sigaction(SIGHUP, &old_hup, nullptr);
+    signals.reset();
     if (!failure.empty()) {
         auto nl = failure.find('\n');
         throw Error(failure.substr(0, nl), nl == std::string::npos ? "" : failure.substr(nl + 1), 127);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 #include <thread>
 
@@ -29,6 +30,7 @@
 #include "kernel/pinned_maps.h"
 #include "kernel/session_registry.h"
 #include "sessions/brokered_run.h"
+#include "sessions/child_signals.h"
 #include "sessions/session_summary.h"
 
 namespace liveguard {
@@ -138,11 +140,6 @@ void prepend_env(const char* name, const std::string& value, char sep) {
     ::setenv(name, v.c_str(), 1);
 }
 
-volatile sig_atomic_t g_child = 0;
-
-void forward_signal(int sig) {
-    if (g_child > 0) ::kill(g_child, sig);
-}
 
 }  // namespace
 
@@ -218,28 +215,15 @@ int run_session(const RunOptions& opts) {
         fail((std::string("cannot run ") + argv[0]).c_str());
     }
     err_write.reset();
-    g_child = child;
     write_session_info(session.id(), SessionInfo{label, session.path(), child});
-    // Like system(): the terminal's ^C reaches the command directly; the
-    // runner stays to clean up. Termination requests are passed on.
-    struct sigaction ign {}, fwd {}, old_int {}, old_quit {}, old_term {}, old_hup {};
-    ign.sa_handler = SIG_IGN;
-    fwd.sa_handler = forward_signal;
-    ::sigaction(SIGINT, &ign, &old_int);
-    ::sigaction(SIGQUIT, &ign, &old_quit);
-    ::sigaction(SIGTERM, &fwd, &old_term);
-    ::sigaction(SIGHUP, &fwd, &old_hup);
+    std::optional<ChildSignals> signals(std::in_place, child);
 
     char msg[512];
     ssize_t n;
     while ((n = ::read(err_read.get(), msg, sizeof msg - 1)) < 0 && errno == EINTR) {}
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-    g_child = 0;
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGQUIT, &old_quit, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    ::sigaction(SIGHUP, &old_hup, nullptr);
+    signals.reset();
     if (n > 0) {
         msg[n] = '\0';
         remove_session_info(session.id());
