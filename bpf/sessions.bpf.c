@@ -21,50 +21,88 @@ struct {
 
 #define NAME_MASK (LG_EXEC_ARG_LEN - 1)
 
-static __always_inline bool is_version_char(char c)
+/* Every scan below is a bpf_loop callback: the verifier checks each body
+ * once, where open-coded loops over data-dependent bounds are walked
+ * iteration by iteration and exceed its budget on newer kernels. */
+
+struct span_hash {
+	const struct lg_name_buf *b;
+	__u64 h;
+	int from;
+	int to;
+};
+
+static long hash_byte(__u32 i, struct span_hash *s)
 {
-	return (c >= '0' && c <= '9') || c == '.';
+	int j = s->from + (int)i;
+
+	if (j >= s->to)
+		return 1;
+	s->h ^= (unsigned char)s->b->c[j & NAME_MASK];
+	s->h *= LG_FNV_PRIME;
+	return 0;
 }
 
-/* FNV-1a over c[from, to), continuing from `h`. */
+/* FNV-1a over c[from, to), continuing from `h`. Names longer than a
+ * policy name can be never match, so at most LG_AUTO_NAME_LEN bytes are
+ * hashed. */
 static __always_inline __u64 hash_span(const struct lg_name_buf *b, __u64 h, int from, int to)
 {
-	for (int i = 0; i < LG_EXEC_ARG_LEN; i++) {
-		int j = from + i;
+	struct span_hash s = {.b = b, .h = h, .from = from, .to = to};
 
-		if (j >= to)
-			break;
-		h ^= (unsigned char)b->c[j & NAME_MASK];
-		h *= LG_FNV_PRIME;
-	}
-	return h;
+	bpf_loop(LG_AUTO_NAME_LEN, hash_byte, &s, 0);
+	return s.h;
+}
+
+struct name_scan {
+	const struct lg_name_buf *b;
+	int len;
+	int start; /* after the last '/' */
+	int end;   /* before the version suffix */
+};
+
+static long find_last_slash(__u32 i, struct name_scan *s)
+{
+	if ((int)i >= s->len)
+		return 1;
+	if (s->b->c[i & NAME_MASK] == '/')
+		s->start = i + 1;
+	return 0;
+}
+
+static long strip_version(__u32 i, struct name_scan *s)
+{
+	int e = s->end;
+
+	if (e <= s->start)
+		return 1;
+	char c = s->b->c[(e - 1) & NAME_MASK];
+
+	if (!((c >= '0' && c <= '9') || c == '.'))
+		return 1;
+	s->end = e - 1;
+	return 0;
 }
 
 /* The hash of the name at c[0, len) after its last '/', without a version
  * suffix: digits and dots, then one '-' (python3.11 and pytest-3 are
- * python and pytest). A name that is all suffix keeps it whole. */
+ * python and pytest). A name that is all suffix keeps it whole; 0 for a
+ * name too long to be in the policy. */
 static __always_inline __u64 base_name_hash(const struct lg_name_buf *b, int len)
 {
-	int start = 0;
+	struct name_scan s = {.b = b, .len = len, .start = 0, .end = len};
 
-	for (int i = 0; i < LG_EXEC_ARG_LEN; i++) {
-		if (i >= len)
-			break;
-		if (b->c[i & NAME_MASK] == '/')
-			start = i + 1;
-	}
-	int end = len;
+	bpf_loop(LG_EXEC_ARG_LEN, find_last_slash, &s, 0);
+	if (len - s.start >= LG_AUTO_NAME_LEN)
+		return 0;
+	bpf_loop(LG_AUTO_NAME_LEN, strip_version, &s, 0);
+	int end = s.end;
 
-	for (int i = 0; i < LG_AUTO_NAME_LEN; i++) {
-		if (end <= start || !is_version_char(b->c[(end - 1) & NAME_MASK]))
-			break;
+	if (end > s.start && end < len && b->c[(end - 1) & NAME_MASK] == '-')
 		end--;
-	}
-	if (end > start && end < len && b->c[(end - 1) & NAME_MASK] == '-')
-		end--;
-	if (end <= start)
+	if (end <= s.start)
 		end = len;
-	return hash_span(b, LG_FNV_OFFSET, start, end);
+	return hash_span(b, LG_FNV_OFFSET, s.start, end);
 }
 
 static __always_inline __u32 name_flags(__u64 h)
@@ -74,67 +112,86 @@ static __always_inline __u32 name_flags(__u64 h)
 	return f ? *f : 0;
 }
 
+/* Walking an interpreter's arguments for the module it runs. */
+struct arg_scan {
+	struct lg_name_buf *b;
+	unsigned long p;
+	unsigned long end;
+	bool module_next;
+	bool skip_next;
+	/* Where the module's name is: its argument, and the offset in it. */
+	unsigned long module;
+	int module_from;
+};
+
+static long scan_arg(__u32 i, struct arg_scan *s)
+{
+	unsigned long arg = s->p;
+
+	if (arg >= s->end)
+		return 1;
+	long n = bpf_probe_read_user_str(s->b->c, sizeof(s->b->c), (void *)arg);
+
+	if (n < 1)
+		return 1;
+	s->p = arg + n;
+	int len = n - 1;
+
+	if (i == 0)
+		return 0;
+	if (s->module_next) {
+		s->module = arg;
+		s->module_from = 0;
+		return 1;
+	}
+	if (s->skip_next) {
+		s->skip_next = false;
+		return 0;
+	}
+	if (len < 2 || s->b->c[0] != '-')
+		return 1;
+	char c1 = s->b->c[1];
+
+	if (c1 == 'm') {
+		if (len == 2) {
+			s->module_next = true;
+			return 0;
+		}
+		s->module = arg;
+		s->module_from = 2;
+		return 1;
+	}
+	/* -c runs a command, -- ends the options: no module follows. */
+	if (c1 == 'c' || c1 == '-')
+		return 1;
+	/* Options whose value is the next argument. */
+	if (len == 2 && (c1 == 'X' || c1 == 'W'))
+		s->skip_next = true;
+	return 0;
+}
+
 /* Whether an interpreter's arguments (in the new image, at arg_start)
  * run a module some entry names with it: "-m MODULE" or "-mMODULE" after
  * any options, before the first argument that is not one. */
 static __always_inline bool runs_named_module(struct lg_name_buf *b, __u64 interp_hash)
 {
 	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
-	unsigned long p, end;
 
 	if (!mm)
 		return false;
-	p = mm->arg_start;
-	end = mm->arg_end;
-	bool module_next = false;
-	bool skip_next = false;
+	struct arg_scan s = {.b = b, .p = mm->arg_start, .end = mm->arg_end};
 
-	for (int i = 0; i < LG_AUTO_MAX_ARGS; i++) {
-		if (p >= end)
-			break;
-		long n = bpf_probe_read_user_str(b->c, sizeof(b->c), (void *)p);
+	bpf_loop(LG_AUTO_MAX_ARGS, scan_arg, &s, 0);
+	if (!s.module)
+		return false;
+	long n = bpf_probe_read_user_str(b->c, sizeof(b->c), (void *)s.module);
 
-		if (n < 1)
-			break;
-		p += n;
-		int len = n - 1;
+	if (n < 1)
+		return false;
+	/* key = hash(interpreter, NUL, module) */
+	__u64 h = interp_hash * LG_FNV_PRIME;
 
-		if (i == 0)
-			continue;
-		if (module_next) {
-			__u64 h = interp_hash;
-
-			h ^= 0;
-			h *= LG_FNV_PRIME;
-			return name_flags(hash_span(b, h, 0, len)) & LG_AUTO_MODULE;
-		}
-		if (skip_next) {
-			skip_next = false;
-			continue;
-		}
-		if (len < 2 || b->c[0] != '-')
-			return false;
-		char c1 = b->c[1];
-
-		if (c1 == 'm') {
-			if (len == 2) {
-				module_next = true;
-				continue;
-			}
-			__u64 h = interp_hash;
-
-			h ^= 0;
-			h *= LG_FNV_PRIME;
-			return name_flags(hash_span(b, h, 2, len)) & LG_AUTO_MODULE;
-		}
-		/* -c runs a command, -- ends the options: no module follows. */
-		if (c1 == 'c' || c1 == '-')
-			return false;
-		/* Options whose value is the next argument. */
-		if (len == 2 && (c1 == 'X' || c1 == 'W'))
-			skip_next = true;
-	}
-	return false;
+	return name_flags(hash_span(b, h, s.module_from, n - 1)) & LG_AUTO_MODULE;
 }
 
 /* Whether the exec starts a session: its path's last name (the entry
