@@ -10,6 +10,13 @@
 
 struct lg_name_buf {
 	char c[LG_EXEC_ARG_LEN];
+	/* The argument scan's state between calls: in map memory, whose
+	 * contents the verifier does not assume. Kept on the stack, a flag
+	 * the first call sees clear would be proven clear for every call by
+	 * kernels that check a bpf_loop callback once, and the code that
+	 * reads it set would be removed as dead. */
+	bool module_next;
+	bool skip_next;
 };
 
 struct {
@@ -117,8 +124,6 @@ struct arg_scan {
 	struct lg_name_buf *b;
 	unsigned long p;
 	unsigned long end;
-	bool module_next;
-	bool skip_next;
 	/* Where the module's name is: its argument, and the offset in it. */
 	unsigned long module;
 	int module_from;
@@ -132,20 +137,22 @@ static long scan_arg(__u32 i, struct arg_scan *s)
 		return 1;
 	long n = bpf_probe_read_user_str(s->b->c, sizeof(s->b->c), (void *)arg);
 
-	if (n < 1)
+	/* Unreadable, or longer than the buffer (the next would start mid
+	 * argument): look no further. */
+	if (n < 1 || n >= (long)sizeof(s->b->c))
 		return 1;
 	s->p = arg + n;
 	int len = n - 1;
 
 	if (i == 0)
 		return 0;
-	if (s->module_next) {
+	if (s->b->module_next) {
 		s->module = arg;
 		s->module_from = 0;
 		return 1;
 	}
-	if (s->skip_next) {
-		s->skip_next = false;
+	if (s->b->skip_next) {
+		s->b->skip_next = false;
 		return 0;
 	}
 	if (len < 2 || s->b->c[0] != '-')
@@ -154,7 +161,7 @@ static long scan_arg(__u32 i, struct arg_scan *s)
 
 	if (c1 == 'm') {
 		if (len == 2) {
-			s->module_next = true;
+			s->b->module_next = true;
 			return 0;
 		}
 		s->module = arg;
@@ -166,7 +173,7 @@ static long scan_arg(__u32 i, struct arg_scan *s)
 		return 1;
 	/* Options whose value is the next argument. */
 	if (len == 2 && (c1 == 'X' || c1 == 'W'))
-		s->skip_next = true;
+		s->b->skip_next = true;
 	return 0;
 }
 
@@ -181,6 +188,8 @@ static __always_inline bool runs_named_module(struct lg_name_buf *b, __u64 inter
 		return false;
 	struct arg_scan s = {.b = b, .p = mm->arg_start, .end = mm->arg_end};
 
+	b->module_next = false;
+	b->skip_next = false;
 	bpf_loop(LG_AUTO_MAX_ARGS, scan_arg, &s, 0);
 	if (!s.module)
 		return false;
@@ -245,12 +254,38 @@ static __always_inline void start_session(struct task_struct *task)
 		bpf_send_signal(SIGKILL);
 		return;
 	}
+	/* A live mark the membership check could not see (task storage can
+	 * refuse a lookup while another user of it holds this CPU) wins: a
+	 * member never moves to a new session. */
+	__u64 old = m->session_cgroup_id;
+
+	if (m->since_boot_ns && old != key && bpf_map_lookup_elem(&lg_sessions, &old)) {
+		if (key != LG_SESSION_OVERFLOW)
+			bpf_map_delete_elem(&lg_sessions, &key);
+		return;
+	}
 	m->session_cgroup_id = key;
 	m->since_boot_ns = now;
 }
 
-/* After the new image is in place and before it runs: a failed exec
- * starts nothing. */
+/* A runner that stays in its session carries that session's mark itself:
+ * membership through its parent's mark would end with the parent. */
+static __always_inline void keep_membership(struct task_struct *task, __u64 session)
+{
+	struct lg_member *m = bpf_task_storage_get(&lg_members, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!m) {
+		count(LG_COUNTER_MEMBER_MARK_FAILED);
+		return;
+	}
+	__u64 old = m->session_cgroup_id;
+
+	if (m->since_boot_ns && bpf_map_lookup_elem(&lg_sessions, &old))
+		return;
+	m->session_cgroup_id = session;
+	m->since_boot_ns = bpf_ktime_get_boot_ns();
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lg_exec_session, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -259,8 +294,11 @@ int BPF_PROG(lg_exec_session, struct task_struct *p, pid_t old_pid, struct linux
 	if (!exec_starts_session(bprm))
 		return 0;
 	/* A test runner inside a session stays in it. */
-	if (sessions_exist() && member_session())
-		return 0;
-	start_session(p);
+	__u64 session = sessions_exist() ? member_session() : 0;
+
+	if (session)
+		keep_membership(p, session);
+	else
+		start_session(p);
 	return 0;
 }

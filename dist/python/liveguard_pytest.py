@@ -22,14 +22,19 @@ _started_pid = None
 
 
 def _append(path, line):
-    with open(path, "a") as f:
-        f.write(line)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    try:
+        data = line.encode("utf-8", "backslashreplace")
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
 
 
 def _write_by_pid(line):
     global _started_pid
     pid = os.getpid()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     flags |= os.O_APPEND if _started_pid == pid else os.O_TRUNC
     # The directory is sticky and world-writable: never follow a link there.
     fd = os.open(os.path.join(_BY_PID_DIR, str(pid)), flags, 0o644)

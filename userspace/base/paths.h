@@ -28,6 +28,10 @@ inline constexpr const char* kTestLogDir = "/run/liveguard/tests";
 // log goes): "<pid>" files in this sticky, world-writable directory.
 inline constexpr const char* kTestLogByPidDir = "/run/liveguard/tests/pid";
 
+// Held (flock) while the sessions map is counted and the count written,
+// so two writers never publish a count older than the map.
+inline constexpr const char* kSessionsLock = "/run/liveguard/sessions.lock";
+
 // The watcher's socket: an unprivileged `run` asks it to make the command
 // a session member before it execs (peer checked with SO_PEERCRED).
 inline constexpr const char* kRunSocket = "/run/liveguard/run.sock";

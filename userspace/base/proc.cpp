@@ -1,5 +1,7 @@
 #include "base/proc.h"
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -98,6 +100,42 @@ std::vector<pid_t> list_pids() {
     }
     ::closedir(d);
     return pids;
+}
+
+std::optional<std::string> read_untrusted_file(const std::string& path, std::size_t max) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    std::optional<std::string> out;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        std::string data;
+        char buf[65536];
+        ssize_t n;
+        while (data.size() < max && (n = ::read(fd, buf, sizeof buf)) > 0)
+            data.append(buf, static_cast<std::size_t>(n));
+        if (data.size() > max) data.resize(max);
+        out = std::move(data);
+    }
+    ::close(fd);
+    return out;
+}
+
+void remove_untrusted_dir(const std::string& path) {
+    int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) return;
+    if (DIR* d = ::fdopendir(dfd)) {
+        while (struct dirent* e = ::readdir(d)) {
+            std::string name = e->d_name;
+            if (name == "." || name == "..") continue;
+            // unlinkat never follows a link; a directory placed here is left
+            // (rmdir below then fails and the directory stays).
+            ::unlinkat(dfd, name.c_str(), 0);
+        }
+        ::closedir(d);
+    } else {
+        ::close(dfd);
+    }
+    ::rmdir(path.c_str());
 }
 
 }  // namespace liveguard

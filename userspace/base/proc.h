@@ -37,4 +37,13 @@ std::optional<pid_t> parse_pid(std::string_view text);
 // The whole content of a small file, or nullopt if it cannot be read.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max = 1 << 20);
 
+// The same for a file some user may have placed (a test log in a shared
+// directory): only a regular file, never through a symbolic link, never
+// blocking on a FIFO or device; at most `max` bytes.
+std::optional<std::string> read_untrusted_file(const std::string& path, std::size_t max = 1 << 20);
+
+// Removes a directory a user could write to and the files in it, without
+// following links and without descending into directories placed there.
+void remove_untrusted_dir(const std::string& path);
+
 }  // namespace liveguard

@@ -17,7 +17,7 @@
 
 namespace liveguard {
 
-EventCollector::EventCollector(const PinnedMaps& maps) {
+EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch) {
     std::int64_t offset = boot_to_realtime_offset_ns();
     auto cache = std::make_shared<DetailsCache>();
     stream_ = std::make_unique<EventStream>(
@@ -34,6 +34,7 @@ EventCollector::EventCollector(const PinnedMaps& maps) {
     std::uint64_t reported = 0;
     if (auto t = read_small_file(paths::kLostReported, 64)) reported = std::strtoull(t->c_str(), nullptr, 10);
     stream_->set_lost_reported(reported);
+    stream_->set_batch(batch);
 }
 
 EventCollector::~EventCollector() = default;

@@ -2,6 +2,7 @@
 // Moves events from the kernel's ring buffer into the journal, with the
 // details only userspace can read gathered at once (while the culprit may
 // still be alive). Losses the kernel counted become journal lines too.
+#include <cstddef>
 #include <memory>
 
 namespace liveguard {
@@ -11,7 +12,8 @@ class EventStream;
 
 class EventCollector {
 public:
-    explicit EventCollector(const PinnedMaps& maps);
+    // `batch`: at most this many events per poll (0: all that wait).
+    explicit EventCollector(const PinnedMaps& maps, std::size_t batch = 0);
     ~EventCollector();
     EventCollector(const EventCollector&) = delete;
     EventCollector& operator=(const EventCollector&) = delete;

@@ -34,7 +34,7 @@ std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns) {
     if (!st) return "";
     std::uint64_t start = ticks_to_ns(st->start_ticks, ::sysconf(_SC_CLK_TCK));
     if (start > boot_ns) return "";  // the pid is another process's by now
-    auto log = read_small_file(std::string(paths::kTestLogByPidDir) + "/" + std::to_string(pid), 16 << 20);
+    auto log = read_untrusted_file(std::string(paths::kTestLogByPidDir) + "/" + std::to_string(pid), 4 << 20);
     return log ? test_at_since(*log, boot_ns, start) : "";
 }
 
@@ -154,7 +154,7 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
     for (const auto& a : d.parents) pids.push_back(a.pid);
     std::string dir = std::string(paths::kTestLogDir) + "/" + std::to_string(e.session_cgroup_id) + "/";
     for (auto pid : pids) {
-        if (auto log = read_small_file(dir + std::to_string(pid), 16 << 20)) {
+        if (auto log = read_untrusted_file(dir + std::to_string(pid), 4 << 20)) {
             d.test = test_at(*log, e.boot_ns);
             if (!d.test.empty()) break;
         }

@@ -1,6 +1,8 @@
 #pragma once
 // Consuming the pinned ring buffer. The ring buffer has one consumer
 // position, shared by every reader: two `events` at once split the stream.
+#include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -28,6 +30,8 @@ public:
     // Losses up to `total` were reported already (by an earlier consumer);
     // a total below it means the counters were reset by a new load.
     void set_lost_reported(std::uint64_t total);
+    // At most `n` events per poll_once (0: no limit); the rest wait.
+    void set_batch(std::size_t n) { batch_ = n; }
 
 private:
     static int on_sample(void* ctx, void* data, std::size_t size);
@@ -38,6 +42,10 @@ private:
     Handler on_event_;
     LostHandler on_lost_;
     std::uint64_t lost_seen_ = 0;
+    std::size_t batch_ = 0;
+    std::size_t taken_ = 0;
+    // What on_sample returns to end a batch; libbpf has consumed the event.
+    static constexpr int kBatchFull = -ECANCELED;
 };
 
 }  // namespace liveguard

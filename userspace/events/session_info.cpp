@@ -48,7 +48,8 @@ std::optional<SessionInfo> read_session_info(std::uint64_t id) {
 void remove_session_info(std::uint64_t id) {
     std::error_code ec;
     std::filesystem::remove(info_path(id), ec);
-    std::filesystem::remove_all(std::string(paths::kTestLogDir) + "/" + std::to_string(id), ec);
+    // The test log directory may be writable by the session's user.
+    remove_untrusted_dir(std::string(paths::kTestLogDir) + "/" + std::to_string(id));
 }
 
 }  // namespace liveguard

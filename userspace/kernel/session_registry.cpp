@@ -1,6 +1,9 @@
 #include "kernel/session_registry.h"
 
 #include <bpf/bpf.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <ctime>
@@ -8,6 +11,8 @@
 #include "base/cgroup.h"
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/fd.h"
+#include "base/paths.h"
 #include "kernel/map_walk.h"
 
 namespace liveguard {
@@ -107,6 +112,13 @@ void SessionRegistry::ensure_overflow_session() {
     sync_count();
 }
 
-void SessionRegistry::sync_count() { write_setting(settings_fd_, LG_SETTING_SESSIONS, list().size()); }
+void SessionRegistry::sync_count() {
+    // Each writer counts after its own change, and counts and writes under
+    // the lock: the last count written is never older than the last change.
+    ::mkdir(paths::kStateDir, 0755);
+    UniqueFd lock(::open(paths::kSessionsLock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (lock) while (::flock(lock.get(), LOCK_EX) != 0 && errno == EINTR) {}
+    write_setting(settings_fd_, LG_SETTING_SESSIONS, list().size());
+}
 
 }  // namespace liveguard

@@ -38,6 +38,9 @@ constexpr int kMaxRetries = 1500;
 // How often process sessions are looked for while the policy starts them
 // or some are tracked (a root's exit or an event wakes the loop at once).
 constexpr int kSessionTickMs = 200;
+// Events journalled per turn of the loop: a flood of refusals waits its
+// turn behind policy changes and session ends rather than starving them.
+constexpr std::size_t kEventBatch = 256;
 
 // The test logs of automatic sessions: a pytest plugin of any user writes
 // its own file there (sticky, so none can touch another's).
@@ -73,12 +76,15 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
                 " targets)");
     // Refusals go to the journal as they happen, with what only a live
     // culprit can tell; process sessions are summarised from it.
-    EventCollector collector(maps);
+    EventCollector collector(maps, kEventBatch);
     ProcessSessions sessions(maps);
     sessions.apply_policy(policy);
     RunBroker broker(maps, [&](const BrokeredSession& b) { sessions.adopt(b.id, b.root_pid, b.name); });
     int retries = 0;
     bool retry = w.apply();
+    // A pending retry is due by the clock, whatever else wakes the loop
+    // (events, sessions, the socket), so steady wake-ups cannot starve it.
+    auto next_retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryMs);
     on_ready();
     for (;;) {
         std::vector<struct pollfd> fds = {{w.inotify_fd(), POLLIN, 0}, {sfd.get(), POLLIN, 0},
@@ -116,9 +122,11 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
         }
         sessions.tick();
         bool events = w.drain_events();
+        bool retry_due = retrying && std::chrono::steady_clock::now() >= next_retry;
         if (events || signalled) retries = 0;
-        else if (n == 0 && retrying) ++retries;
-        if (events || signalled || (n == 0 && retrying)) {
+        else if (retry_due) ++retries;
+        if (events || signalled || retry_due) {
+            next_retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryMs);
             // A failure to apply (a map update refused, say) is logged and
             // retried on the next event; the watcher must not die of it.
             try {

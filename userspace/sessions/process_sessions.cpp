@@ -9,10 +9,12 @@
 #include <cerrno>
 #include <chrono>
 #include <set>
+#include <filesystem>
 #include <thread>
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/paths.h"
 #include "base/proc.h"
 #include "events/event_details.h"
 #include "events/session_info.h"
@@ -32,11 +34,19 @@ namespace {
 // the next tick: a member forking while it is killed is found next round.
 constexpr int kReapRounds = 100;
 constexpr auto kReapPause = std::chrono::milliseconds(10);
-// Journal lines kept per session for its summary.
-constexpr std::size_t kMaxLinesPerSession = 10000;
 
 UniqueFd open_pidfd(pid_t pid) {
     return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+// Only ESRCH says a process is gone; any other failure (EMFILE, ENOMEM)
+// says nothing, and nothing may be decided on it.
+bool gone(int err) { return err == ESRCH; }
+
+// A zombie keeps its marks until it is reaped, but runs nothing more.
+bool finished(pid_t pid) {
+    auto st = read_proc_stat(pid);
+    return !st || st->state == 'Z' || st->state == 'X';
 }
 
 std::vector<std::string> command_line_of(pid_t pid) {
@@ -58,18 +68,31 @@ std::string base_name(const std::string& path) {
 struct Member {
     SessionProcess process;
     UniqueFd pidfd;
+    bool is_protected = false;
 };
 
-std::vector<Member> find_members(int sessions_fd, int members_fd, std::uint64_t session) {
-    SessionRegistry registry(sessions_fd, -1, members_fd);
-    std::vector<Member> out;
+struct MemberScan {
+    std::vector<Member> members;
+    // Some process could not be asked (no pidfd for a reason other than
+    // its exit): a scan that found no member proves nothing then.
+    bool complete = true;
+};
+
+MemberScan find_members(int members_fd, int protected_fd, std::uint64_t session) {
+    MemberScan out;
     for (pid_t pid : list_pids()) {
         UniqueFd fd = open_pidfd(pid);
-        if (!fd) continue;
+        if (!fd) {
+            if (!gone(errno)) out.complete = false;
+            continue;
+        }
         lg_member m{};
         int key = fd.get();
         if (bpf_map_lookup_elem(members_fd, &key, &m) != 0 || m.session_cgroup_id != session) continue;
-        out.push_back({{pid, join(command_line_of(pid))}, std::move(fd)});
+        if (finished(pid)) continue;
+        lg_protected p{};
+        bool prot = protected_fd >= 0 && bpf_map_lookup_elem(protected_fd, &key, &p) == 0;
+        out.members.push_back({{pid, join(command_line_of(pid))}, std::move(fd), prot});
     }
     return out;
 }
@@ -77,8 +100,9 @@ std::vector<Member> find_members(int sessions_fd, int members_fd, std::uint64_t 
 }  // namespace
 
 std::vector<SessionProcess> session_members(int sessions_fd, int members_fd, std::uint64_t session) {
+    (void)sessions_fd;
     std::vector<SessionProcess> out;
-    for (auto& m : find_members(sessions_fd, members_fd, session)) out.push_back(m.process);
+    for (auto& m : find_members(members_fd, -1, session).members) out.push_back(m.process);
     return out;
 }
 
@@ -110,16 +134,47 @@ struct ProcessSessions::Tracked {
     UniqueFd pidfd;  // closed once the root is known to be gone
     std::string name;
     std::string command;
-    std::vector<std::string> lines;
+    SessionSummary tally;     // its refusals so far
     bool summarised = false;  // the root exited; its record is journalled
 };
 
-ProcessSessions::ProcessSessions(const PinnedMaps& maps) : maps_(maps), journal_(false) {}
+ProcessSessions::ProcessSessions(const PinnedMaps& maps) : maps_(maps), journal_(false) {
+    sweep_test_logs();
+}
+
+// The plugin's per-pid logs of processes that are gone: a later process
+// with the same number starts its own, and /run must not fill up.
+void ProcessSessions::sweep_test_logs() {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(paths::kTestLogByPidDir, ec)) {
+        auto pid = parse_pid(e.path().filename().string());
+        if (!pid || (::kill(*pid, 0) != 0 && errno == ESRCH)) ::unlink(e.path().c_str());
+    }
+}
+
+void ProcessSessions::count(std::uint64_t id, const std::string& line) {
+    auto it = tracked_.find(id);
+    if (it == tracked_.end()) return;
+    SessionSummary one = summarise_session({line}, id);
+    SessionSummary& t = it->second->tally;
+    t.total += one.total;
+    t.audited |= one.audited;
+    for (const auto& [hook, n] : one.per_hook) t.per_hook[hook] += n;
+    for (auto& c : one.culprits)
+        if (t.culprits.size() < 5) t.culprits.push_back(std::move(c));
+}
+
+void ProcessSessions::read_journal() {
+    for (const auto& line : journal_.read_new()) {
+        auto record = parse_journal_record(line);
+        const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
+        if (e) count(e->session_cgroup_id, line);
+    }
+}
 
 ProcessSessions::~ProcessSessions() = default;
 
 void ProcessSessions::apply_policy(const Policy& policy) {
-    reap_ = policy.reap;
     SessionRegistry registry(maps_.sessions.get(), maps_.settings.get(), maps_.members.get());
     // The overflow session first: an exec the names match must always
     // have a session to join.
@@ -133,6 +188,7 @@ void ProcessSessions::apply_policy(const Policy& policy) {
     }
     AutoNames(maps_.auto_names.get(), maps_.settings.get()).set(policy.auto_sessions);
     auto_on_ = !policy.auto_sessions.empty();
+    reap_ = policy.reap;
 }
 
 void ProcessSessions::adopt(std::uint64_t id, pid_t root, const std::string& name) {
@@ -158,6 +214,12 @@ void ProcessSessions::discover() {
         t->flags = info.flags;
         t->root = static_cast<pid_t>(info.root_pid);
         t->pidfd = open_pidfd(t->root);
+        if (!t->pidfd && !gone(errno)) {
+            watcher_log(errno_message("warning: cannot watch session root " + std::to_string(t->root) +
+                                          "; will try again",
+                                      errno));
+            continue;
+        }
         // The pid names the root only while it still carries this
         // session's mark: otherwise the root is gone and the number reused.
         if (t->pidfd) {
@@ -182,10 +244,15 @@ void ProcessSessions::discover() {
         watcher_log("session " + t->name + " started" + (t->command.empty() ? "" : ": " + t->command));
         tracked_[id] = std::move(t);
     }
-    // Sessions something else ended (unload, a root `untag`).
+    // Sessions something else ended (unload, a root `untag`); a walk of
+    // a changing map can miss a key, so each is asked for once more.
     for (auto it = tracked_.begin(); it != tracked_.end();) {
-        if (!present.count(it->first)) it = tracked_.erase(it);
-        else ++it;
+        lg_session info{};
+        std::uint64_t key = it->first;
+        if (!present.count(key) && bpf_map_lookup_elem(maps_.sessions.get(), &key, &info) != 0)
+            it = tracked_.erase(it);
+        else
+            ++it;
     }
 }
 
@@ -199,14 +266,7 @@ std::vector<int> ProcessSessions::fds() const {
 void ProcessSessions::tick() {
     try {
         discover();
-        for (const auto& line : journal_.read_new()) {
-            auto record = parse_journal_record(line);
-            const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
-            if (!e) continue;
-            auto it = tracked_.find(e->session_cgroup_id);
-            if (it != tracked_.end() && it->second->lines.size() < kMaxLinesPerSession)
-                it->second->lines.push_back(line);
-        }
+        read_journal();
         std::vector<std::uint64_t> over;
         for (auto& [id, t] : tracked_) {
             if (t->summarised) continue;
@@ -218,6 +278,7 @@ void ProcessSessions::tick() {
             if (exited) over.push_back(id);
         }
         for (auto id : over) end(*tracked_.at(id));
+        if (!over.empty()) sweep_test_logs();
         finish_lingering();
     } catch (const std::exception& e) {
         watcher_log(std::string("error: tracking sessions: ") + e.what());
@@ -226,45 +287,41 @@ void ProcessSessions::tick() {
 
 void ProcessSessions::end(Tracked& t) {
     int sessions_fd = maps_.sessions.get(), members_fd = maps_.members.get();
+    int protected_fd = maps_.protected_tasks.get();
     JournalSessionEnd rec;
     // What the session refused up to now; the daemon collected the ring
     // buffer just before this tick.
-    for (const auto& line : journal_.read_new()) {
-        auto record = parse_journal_record(line);
-        const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
-        if (e && e->session_cgroup_id == t.id && t.lines.size() < kMaxLinesPerSession) t.lines.push_back(line);
-    }
-    bool gone = true;
-    if (reap_) {
-        std::set<pid_t> seen;
-        gone = false;
-        for (int round = 0; round < kReapRounds; ++round) {
-            auto members = find_members(sessions_fd, members_fd, t.id);
-            if (members.empty()) {
-                gone = true;
-                break;
-            }
-            for (auto& m : members) {
+    read_journal();
+    // The root's pidfd is done with whatever follows fails: a readable
+    // pidfd left in the poll set would spin the loop.
+    t.pidfd.reset();
+    bool empty = false;
+    std::set<pid_t> seen;
+    for (int round = 0; round < (reap_ ? kReapRounds : 1); ++round) {
+        MemberScan scan = find_members(members_fd, protected_fd, t.id);
+        std::size_t killable = 0;
+        for (auto& m : scan.members) {
+            // A protected process a test started (the real service, say) is
+            // never killed by the reaper: it stays a member until it exits.
+            bool kill = reap_ && !m.is_protected;
+            if (kill) {
+                ++killable;
                 ::syscall(SYS_pidfd_send_signal, m.pidfd.get(), SIGKILL, nullptr, 0);
-                if (seen.insert(m.process.pid).second) {
-                    rec.reaped.push_back({static_cast<std::uint32_t>(m.process.pid), m.process.command});
-                    watcher_log("session " + t.name + ": reaped " + std::to_string(m.process.pid) + " " +
-                                m.process.command);
-                }
             }
-            std::this_thread::sleep_for(kReapPause);
+            if (!seen.insert(m.process.pid).second) continue;
+            auto& list = kill ? rec.reaped : rec.left_running;
+            list.push_back({static_cast<std::uint32_t>(m.process.pid), m.process.command});
+            watcher_log("session " + t.name + (kill ? ": reaped " : ": left running: ") +
+                        std::to_string(m.process.pid) + " " + m.process.command);
         }
-        if (!gone) watcher_log("session " + t.name + ": members still forking; reaping again next round");
-    } else {
-        for (auto& m : session_members(sessions_fd, members_fd, t.id)) {
-            rec.left_running.push_back({static_cast<std::uint32_t>(m.pid), m.command});
-            gone = false;
+        if (scan.members.empty() && scan.complete) {
+            empty = true;
+            break;
         }
-        for (const auto& p : rec.left_running)
-            watcher_log("session " + t.name + ": left running (reap = false): " + std::to_string(p.pid) +
-                        " " + p.command);
+        if (!killable) break;
+        std::this_thread::sleep_for(kReapPause);
     }
-    SessionSummary s = summarise_session(t.lines, t.id);
+    SessionSummary& s = t.tally;
     rec.time = format_utc(realtime_now_ns());
     rec.session_cgroup_id = t.id;
     rec.name = t.name;
@@ -278,9 +335,8 @@ void ProcessSessions::end(Tracked& t) {
     watcher_log("session " + t.name + " ended: " + std::to_string(s.total) + " refused, " +
                 std::to_string(rec.reaped.size()) + " reaped");
     t.summarised = true;
-    t.pidfd.reset();
     // Members left running stay members: the session ends with its last.
-    if (gone) {
+    if (empty) {
         SessionRegistry(sessions_fd, maps_.settings.get(), members_fd).untag_id(t.id);
         remove_session_info(t.id);
         tracked_.erase(t.id);
@@ -294,10 +350,11 @@ void ProcessSessions::finish_lingering() {
             ++it;
             continue;
         }
-        auto members = find_members(maps_.sessions.get(), maps_.members.get(), t.id);
+        MemberScan scan = find_members(maps_.members.get(), maps_.protected_tasks.get(), t.id);
         if (reap_)
-            for (auto& m : members) ::syscall(SYS_pidfd_send_signal, m.pidfd.get(), SIGKILL, nullptr, 0);
-        if (!members.empty()) {
+            for (auto& m : scan.members)
+                if (!m.is_protected) ::syscall(SYS_pidfd_send_signal, m.pidfd.get(), SIGKILL, nullptr, 0);
+        if (!scan.members.empty() || !scan.complete) {
             ++it;
             continue;
         }

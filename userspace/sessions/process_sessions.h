@@ -65,6 +65,9 @@ private:
     struct Tracked;
 
     void discover();
+    void read_journal();
+    void count(std::uint64_t id, const std::string& line);
+    void sweep_test_logs();
     void end(Tracked& t);
     void finish_lingering();
 
