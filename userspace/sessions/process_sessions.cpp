@@ -119,6 +119,10 @@ std::string automatic_session_name(const std::vector<std::string>& argv, pid_t p
             runner = a.substr(2);
             break;
         }
+        if ((a == "-X" || a == "-W") && i + 1 < argv.size()) {
+            ++i;  // its value
+            continue;
+        }
         if (a.empty() || a[0] != '-') {
             runner = base_name(a);  // an entry script run by its interpreter
             break;
