@@ -192,8 +192,8 @@ TEST_F(Cli, StatusListsProtectedProcessesAndSessions) {
                          ",\"comm\":\"lg-gateway\",\"alive\":true"),
               std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("{\"path\":\"" + s.dir() + "\",\"cgroup_id\":" + std::to_string(s.id()) +
-                         ",\"members\":1}"),
+    EXPECT_NE(r.out.find("{\"kind\":\"cgroup\",\"path\":\"" + s.dir() + "\",\"cgroup_id\":" +
+                         std::to_string(s.id()) + ",\"members\":1,"),
               std::string::npos)
         << r.out;
     auto text = lg({"status"});

@@ -17,6 +17,8 @@ inline constexpr const char* kWatcherLog = "/run/liveguard/watcher.log";
 // total already journalled (so each loss is journalled once).
 inline constexpr const char* kJournal = "/run/liveguard/events.jsonl";
 inline constexpr const char* kLostReported = "/run/liveguard/events.lost-reported";
+// Held (flock) by whichever consumer is taking records off the ring buffer.
+inline constexpr const char* kEventsLock = "/run/liveguard/events.lock";
 
 // Per session: its name, path and root process (<cgroup id>.json).
 inline constexpr const char* kSessionInfoDir = "/run/liveguard/sessions";

@@ -2,11 +2,17 @@
 #include "events/event_stream.h"
 
 #include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "base/error.h"
+#include "base/fd.h"
+#include "base/paths.h"
 #include "kernel/counters.h"
 
 namespace liveguard {
@@ -49,8 +55,19 @@ void EventStream::set_lost_reported(std::uint64_t total) {
 }
 
 void EventStream::poll_once(int timeout_ms) {
+    if (timeout_ms != 0) {
+        struct pollfd p = {fd(), POLLIN, 0};
+        if (::poll(&p, 1, timeout_ms) < 0 && errno != EINTR) throw_errno("cannot wait for events", errno);
+    }
+    // The ring buffer has one consumer position for every reader: two
+    // readers consuming at once can both take the same records (and
+    // journal them twice). Readers take turns.
+    ::mkdir(paths::kStateDir, 0755);
+    UniqueFd lock(::open(paths::kEventsLock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (lock)
+        while (::flock(lock.get(), LOCK_EX) != 0 && errno == EINTR) {}
     taken_ = 0;
-    int n = ring_buffer__poll(rb_, timeout_ms);
+    int n = ring_buffer__consume(rb_);
     if (n < 0 && n != -EINTR && n != kBatchFull) throw_errno("cannot read the event ring buffer", -n);
     check_lost();
 }
