@@ -35,6 +35,12 @@ int BPF_PROG(floor_cgroup_attach_task)
 	return 0;
 }
 
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(floor_sched_process_exec)
+{
+	return 0;
+}
+
 SEC("lsm/ptrace_access_check")
 int BPF_PROG(floor_ptrace_access_check)
 {
