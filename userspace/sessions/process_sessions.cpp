@@ -325,16 +325,12 @@ void ProcessSessions::end(Tracked& t) {
         if (!killable) break;
         std::this_thread::sleep_for(kReapPause);
     }
-    SessionSummary& s = t.tally;
-    rec.time = format_utc(realtime_now_ns());
-    rec.session_cgroup_id = t.id;
-    rec.name = t.name;
-    rec.root_pid = static_cast<std::uint32_t>(t.root);
-    rec.command = t.command;
-    rec.refusals = s.total;
-    rec.audited = s.audited;
-    rec.per_hook = s.per_hook;
-    rec.culprits = s.culprits;
+    const SessionSummary& s = t.tally;
+    JournalSessionEnd filled =
+        session_end_record(s, t.id, t.name, static_cast<std::uint32_t>(t.root), t.command);
+    filled.reaped = std::move(rec.reaped);
+    filled.left_running = std::move(rec.left_running);
+    rec = std::move(filled);
     journal_append(write_journal_record({rec}));
     watcher_log("session " + t.name + " ended: " + std::to_string(s.total) + " refused, " +
                 std::to_string(rec.reaped.size()) + " reaped");
