@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Files that stop a service when written: a supervisor's control FIFO,
- * the files of a cgroup that holds it, its /proc/<pid>/oom_* files, and
- * /proc/sysrq-trigger. One hook, file_open for writing; everything else
- * it sees is ruled out by the filesystem's magic and an inode lookup. */
+ * the files of a cgroup that holds it (v2) or of any cgroup v1 hierarchy,
+ * its /proc/<pid>/oom_* files, /proc/sysrq-trigger, and /proc/sys (a
+ * core_pattern or modprobe helper runs outside every session; realtime
+ * throttling switched off lets spinners starve the machine). Checked when
+ * such a file is opened for writing, and again at every write: a file
+ * opened before the session, or passed in by someone else, is written
+ * through without a new open. Everything else is ruled out by the
+ * filesystem's magic and the file type. */
 #include "lib/gate.h"
 #include "lib/inodes.h"
 
@@ -18,7 +23,7 @@ static __always_inline bool name_is(struct dentry *d, const char *want, int len)
 	return true;
 }
 
-static __always_inline int cgroup_file_open(struct file *file, __u64 session)
+static __always_inline int cgroup_file_write(struct file *file, __u64 session, __u32 detail)
 {
 	struct dentry *d = file->f_path.dentry;
 	struct kernfs_node *dir = BPF_CORE_READ(d, d_parent, d_inode, i_private);
@@ -33,24 +38,26 @@ static __always_inline int cgroup_file_open(struct file *file, __u64 session)
 
 	if (!move && !cgroup_guarded(cg, id))
 		return 0;
-	return refuse_object_act(session, LG_HOOK_CGROUP_FILE, d, id, 0, 0);
+	return refuse_object_act(session, LG_HOOK_CGROUP_FILE, d, id, detail, 0);
 }
 
 /* The process a /proc/<pid>/... inode is about: proc_inode's struct pid,
  * read as plain kernel memory (the pointer is not one the verifier can
  * hand to task storage, hence lg_protected_pids). */
-static __always_inline int proc_file_open(struct file *file, __u64 session)
+static __always_inline int proc_file_write(struct file *file, __u64 session, __u32 detail)
 {
 	struct dentry *d = file->f_path.dentry;
-
-	/* SysRq e/i/f signal or OOM-kill processes without any kill check. */
-	if (name_is(d, "sysrq-trigger", 13))
-		return refuse_object_act(session, LG_HOOK_PROC_FILE, d, 0, 0, 0);
-	if (!name_is(d, "oom_score_adj", 13) && !name_is(d, "oom_adj", 7))
-		return 0;
 	struct inode *inode = file->f_inode;
 	struct proc_inode *pi =
 		(void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
+
+	if (BPF_CORE_READ(pi, sysctl))
+		return refuse_object_act(session, LG_HOOK_SYSCTL, d, BPF_CORE_READ(inode, i_ino), detail, 0);
+	/* SysRq e/i/f signal or OOM-kill processes without any kill check. */
+	if (name_is(d, "sysrq-trigger", 13))
+		return refuse_object_act(session, LG_HOOK_PROC_FILE, d, 0, detail, 0);
+	if (!name_is(d, "oom_score_adj", 13) && !name_is(d, "oom_adj", 7))
+		return 0;
 	struct pid *pid = BPF_CORE_READ(pi, pid);
 	struct hlist_node *first = BPF_CORE_READ(pid, tasks[0].first);
 
@@ -64,25 +71,39 @@ static __always_inline int proc_file_open(struct file *file, __u64 session)
 
 	if (!protected && any(LG_SETTING_PROTECTED_CGROUPS))
 		protected = cgroup_protected_untyped(BPF_CORE_READ(t, cgroups, dfl_cgrp));
+	/* A protected process's number may be missing from a full map: then
+	 * no process's oom files are a member's to write, its own included. */
+	if (!protected) {
+		__u32 idx = LG_COUNTER_PROTECTED_PIDS_FULL;
+		__u64 *full = bpf_map_lookup_elem(&lg_counters, &idx);
+
+		protected = full && *full;
+	}
 	if (!protected)
 		return 0;
-	return refuse_object_act(session, LG_HOOK_PROC_FILE, d, BPF_CORE_READ(inode, i_ino), 0, tgid);
+	return refuse_object_act(session, LG_HOOK_PROC_FILE, d, BPF_CORE_READ(inode, i_ino), detail, tgid);
 }
 
-SEC("lsm/file_open")
-int BPF_PROG(lg_file_open, struct file *file, int ret)
+static __always_inline bool is_fifo(struct inode *inode)
 {
-	if (ret)
-		return ret;
-	if (!(file->f_mode & FMODE_WRITE))
-		return 0;
+	return (inode->i_mode & S_IFMT) == S_IFIFO;
+}
+
+/* A write, or an open for writing, of `file`. `detail` tells the two
+ * apart in the event. */
+static __always_inline int guarded_write(struct file *file, __u32 detail)
+{
 	if (!sessions_exist())
 		return 0;
 	struct inode *inode = file->f_inode;
 	unsigned long magic = inode->i_sb->s_magic;
 	struct lg_guarded_inode *g = 0;
 
-	if (magic != CGROUP2_SUPER_MAGIC && magic != PROC_SUPER_MAGIC) {
+	if (magic != CGROUP2_SUPER_MAGIC && magic != PROC_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC) {
+		/* Control FIFOs are FIFOs: every other write is ruled out
+		 * without a lookup. */
+		if (!is_fifo(inode))
+			return 0;
 		g = guarded_inode(inode);
 		if (!g || (g->kind != LG_INODE_SUPERVISE_CONTROL && g->kind != LG_INODE_SVSCAN_CONTROL))
 			return 0;
@@ -93,9 +114,28 @@ int BPF_PROG(lg_file_open, struct file *file, int ret)
 	if (!session)
 		return 0;
 	if (magic == CGROUP2_SUPER_MAGIC)
-		return cgroup_file_open(file, session);
+		return cgroup_file_write(file, session, detail);
+	if (magic == CGROUP_SUPER_MAGIC)
+		return refuse_object_act(session, LG_HOOK_CGROUP_FILE, file->f_path.dentry,
+					 inode->i_ino, detail | LG_MOUNT_CGROUP_V1, 0);
 	if (magic == PROC_SUPER_MAGIC)
-		return proc_file_open(file, session);
+		return proc_file_write(file, session, detail);
 	return refuse_object_act(session, LG_HOOK_CONTROL_FIFO, file->f_path.dentry, inode->i_ino,
-				 g ? g->kind : 0, 0);
+				 detail | (g ? g->kind : 0), 0);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(lg_file_open, struct file *file, int ret)
+{
+	if (ret || !(file->f_mode & FMODE_WRITE))
+		return ret;
+	return guarded_write(file, 0);
+}
+
+SEC("lsm/file_permission")
+int BPF_PROG(lg_file_permission, struct file *file, int mask, int ret)
+{
+	if (ret || !(mask & MAY_WRITE))
+		return ret;
+	return guarded_write(file, LG_DETAIL_OPEN_FD);
 }

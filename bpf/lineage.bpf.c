@@ -44,15 +44,69 @@ static __always_inline void mark_child(struct task_struct *parent, struct task_s
 }
 
 /* Marks are made before the child runs. Threads share their leader's
- * marks and need none. */
+ * marks and need none. A member may not start a child in another cgroup
+ * (clone3 CLONE_INTO_CGROUP): it would be born outside its session's
+ * cgroup, or inside a protected service's, where exhausting the memory
+ * limit makes the OOM killer pick the service. Moves by cgroup.procs are
+ * refused the same way (bpf/file_doors.bpf.c). */
 SEC("lsm/task_alloc")
 int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
 {
 	if (ret)
 		return ret;
+	if ((clone_flags & CLONE_INTO_CGROUP) && sessions_exist()) {
+		int r = refuse_object_act(member_session(), LG_HOOK_CLONE_INTO_CGROUP, 0, 0, 0, 0);
+
+		if (r)
+			return r;
+	}
 	if (clone_flags & CLONE_THREAD)
 		return 0;
 	mark_child(bpf_get_current_task_btf(), task);
+	return 0;
+}
+
+/* Numbers recorded for the doors that name a process by number. A full
+ * map is counted; those doors then refuse members outright. */
+static __always_inline void record_protected_pid(struct task_struct *leader)
+{
+	__u32 tgid = leader->tgid;
+	__u64 ticks = leader->start_boottime / NSEC_PER_USER_TICK;
+
+	if (bpf_map_update_elem(&lg_protected_pids, &tgid, &ticks, BPF_ANY))
+		count(LG_COUNTER_PROTECTED_PIDS_FULL);
+}
+
+/* A protected process that asks to die with its parent (PR_SET_PDEATHSIG)
+ * makes that parent as vital as itself: the kernel's death signal passes
+ * no check a member could be refused at. The parent is protected from the
+ * moment the request is made, for as long as it lives. */
+SEC("lsm/task_prctl")
+int BPF_PROG(lg_task_prctl, int option, unsigned long arg2, unsigned long arg3, unsigned long arg4,
+	     unsigned long arg5, int ret)
+{
+	if (ret || option != PR_SET_PDEATHSIG || !arg2)
+		return ret;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct lg_protected *m = covering_mark(t);
+
+	if (!m)
+		return 0;
+	__u32 source = m->source;
+	struct task_struct *parent = t->real_parent->group_leader;
+	struct lg_protected *pm =
+		bpf_task_storage_get(&lg_protected, parent, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!pm) {
+		count(LG_COUNTER_INHERIT_FAILED);
+		return 0;
+	}
+	if (!pm->since_boot_ns) {
+		pm->since_boot_ns = bpf_ktime_get_boot_ns();
+		pm->source = source;
+		pm->flags = LG_PROTECT_KEEPER;
+	}
+	record_protected_pid(parent);
 	return 0;
 }
 
@@ -66,14 +120,27 @@ int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 	/* Without the LSM, the marks are made here, as the child starts. */
 	if (lg_audit_only)
 		mark_child(bpf_get_current_task_btf(), child);
-	struct lg_protected *cm = protection_mark(child);
+	if (protection_mark(child))
+		record_protected_pid(child);
+	return 0;
+}
 
-	if (!cm)
+/* What is kept by thread or process number goes with it: an argv copy of
+ * an exec that failed before its check, and a protected process's number
+ * once its last thread is gone. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(lg_exit, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+
+	bpf_map_delete_elem(&lg_exec_args, &tid);
+	if (p->signal->live.counter)
 		return 0;
-	__u32 tgid = child->tgid;
-	__u64 ticks = child->start_boottime / NSEC_PER_USER_TICK;
+	if (!protection_mark(p->group_leader))
+		return 0;
+	__u32 tgid = p->tgid;
 
-	bpf_map_update_elem(&lg_protected_pids, &tgid, &ticks, BPF_ANY);
+	bpf_map_delete_elem(&lg_protected_pids, &tgid);
 	return 0;
 }
 

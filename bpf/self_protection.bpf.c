@@ -40,12 +40,19 @@ int BPF_PROG(lg_bpf_prog, struct bpf_prog *prog, int ret)
 }
 
 /* Links have no hook of their own: a member may not detach, replace or
- * look up any link by id. */
+ * look up any link by id. Nor may it load a program at all: one could
+ * call bpf_send_signal on a service, or write liveguard's maps through an
+ * fd obtained read-only (the verifier does not honour the fd's mode). */
 SEC("lsm/bpf")
 int BPF_PROG(lg_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 {
 	if (ret)
 		return ret;
+	if (cmd == BPF_PROG_LOAD) {
+		if (!sessions_exist())
+			return 0;
+		return member_act_on_object(LG_HOOK_BPF_LOAD, 0, 0, cmd, 0);
+	}
 	if (cmd != BPF_LINK_DETACH && cmd != BPF_LINK_UPDATE && cmd != BPF_LINK_GET_FD_BY_ID &&
 	    cmd != BPF_PROG_DETACH)
 		return 0;
@@ -63,14 +70,31 @@ static __always_inline bool is_pin_dir(struct inode *inode)
 	return g && g->kind == LG_INODE_PIN_DIR;
 }
 
-/* An entry of the pin directory, or the directory itself, changed. */
+/* A supervisor's control FIFO, renamed or removed, is re-resolved by the
+ * watcher under its new name; a member may not move it about. */
+static __always_inline bool is_control_fifo(struct inode *inode)
+{
+	if (!inode || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFIFO)
+		return false;
+	struct lg_guarded_inode *g = guarded_inode(inode);
+
+	return g && (g->kind == LG_INODE_SUPERVISE_CONTROL || g->kind == LG_INODE_SVSCAN_CONTROL);
+}
+
+/* An entry of the pin directory, or the directory itself, changed; or a
+ * control FIFO renamed, linked or removed. */
 static __always_inline int pin_change(struct inode *dir, struct dentry *d)
 {
 	if (!sessions_exist())
 		return 0;
-	if (!is_pin_dir(dir) && !is_pin_dir(BPF_CORE_READ(d, d_inode)))
-		return 0;
-	return member_act_on_object(LG_HOOK_PINS, d, BPF_CORE_READ(dir, i_ino), 0, 0);
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+
+	if (is_pin_dir(dir) || is_pin_dir(inode))
+		return member_act_on_object(LG_HOOK_PINS, d, BPF_CORE_READ(dir, i_ino), 0, 0);
+	if (is_control_fifo(inode))
+		return member_act_on_object(LG_HOOK_CONTROL_FIFO, d, BPF_CORE_READ(inode, i_ino),
+					    LG_DETAIL_RENAME, 0);
+	return 0;
 }
 
 SEC("lsm/inode_unlink")
@@ -87,6 +111,40 @@ int BPF_PROG(lg_inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
 
 SEC("lsm/inode_create")
 int BPF_PROG(lg_inode_create, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	return ret ? ret : pin_change(dir, dentry);
+}
+
+/* Hard links, symlinks, directories and device nodes made in the pin
+ * directory would outlive `unload`, which removes only what it pinned; a
+ * hard link to a control FIFO would keep it under a name nobody guards. */
+SEC("lsm/inode_link")
+int BPF_PROG(lg_inode_link, struct dentry *old_dentry, struct inode *dir, struct dentry *new_dentry,
+	     int ret)
+{
+	if (ret)
+		return ret;
+	int r = pin_change(dir, new_dentry);
+
+	return r ? r : pin_change(dir, old_dentry);
+}
+
+SEC("lsm/inode_symlink")
+int BPF_PROG(lg_inode_symlink, struct inode *dir, struct dentry *dentry, const char *old_name,
+	     int ret)
+{
+	return ret ? ret : pin_change(dir, dentry);
+}
+
+SEC("lsm/inode_mkdir")
+int BPF_PROG(lg_inode_mkdir, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	return ret ? ret : pin_change(dir, dentry);
+}
+
+SEC("lsm/inode_mknod")
+int BPF_PROG(lg_inode_mknod, struct inode *dir, struct dentry *dentry, umode_t mode, dev_t dev,
+	     int ret)
 {
 	return ret ? ret : pin_change(dir, dentry);
 }
@@ -110,42 +168,4 @@ int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 	int r = pin_change(old_dir, old_dentry);
 
 	return r ? r : pin_change(new_dir, new_dentry);
-}
-
-/* Unmounting the last bpffs mount would drop the pins, and with them the
- * links. */
-SEC("lsm/sb_umount")
-int BPF_PROG(lg_sb_umount, struct vfsmount *mnt, int flags, int ret)
-{
-	if (ret)
-		return ret;
-	if (!sessions_exist())
-		return 0;
-	if (BPF_CORE_READ(mnt, mnt_sb, s_magic) != BPF_FS_MAGIC)
-		return 0;
-	return member_act_on_object(LG_HOOK_PINS, BPF_CORE_READ(mnt, mnt_root), 0, 0, 0);
-}
-
-/* Mounting over bpffs hides the pins from `unload` and `status` (old or
- * new mount API alike). */
-static __always_inline int mount_over(const struct path *target)
-{
-	if (!sessions_exist())
-		return 0;
-	if (BPF_CORE_READ(target, dentry, d_sb, s_magic) != BPF_FS_MAGIC)
-		return 0;
-	return member_act_on_object(LG_HOOK_PINS, BPF_CORE_READ(target, dentry), 0, 0, 0);
-}
-
-SEC("lsm/sb_mount")
-int BPF_PROG(lg_sb_mount, const char *dev_name, const struct path *path, const char *type,
-	     unsigned long flags, void *data, int ret)
-{
-	return ret ? ret : mount_over(path);
-}
-
-SEC("lsm/move_mount")
-int BPF_PROG(lg_move_mount, const struct path *from_path, const struct path *to_path, int ret)
-{
-	return ret ? ret : mount_over(to_path);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Signals and other acts on a protected process: kill and its relatives,
  * ptrace, limits that kill or starve, and SIGIO/SIGURG through F_SETOWN. */
+#include "arch/x86_64.h"
 #include "lib/gate.h"
 
 SEC("lsm/task_kill")
@@ -46,10 +47,57 @@ int BPF_PROG(lg_setnice, struct task_struct *p, int nice, int ret)
 	return ret ? ret : member_act_on_task(LG_HOOK_LIMITS, p, 0, LG_LIMIT_NICE);
 }
 
+#define SCHED_FIFO 1
+#define SCHED_RR 2
+#define SCHED_DEADLINE 6
+#define SCHED_RESET_ON_FORK 0x40000000
+
+/* The policy a sched_setscheduler() or sched_setattr() asks for, read from
+ * the caller's registers; -1 for the other ways here (sched_setparam,
+ * affinity, cpuset moves), which never change the class. */
+static __always_inline int requested_policy(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u64 nr = LG_SYSCALL_NR(regs);
+	__u32 policy;
+
+	if (nr == LG_NR_SCHED_SETSCHEDULER)
+		return (int)LG_SYSCALL_ARG2(regs);
+	if (nr == LG_NR_IA32_SCHED_SETSCHEDULER)
+		return (int)LG_IA32_SYSCALL_ARG2(regs);
+	__u64 attr;
+
+	if (nr == LG_NR_SCHED_SETATTR)
+		attr = LG_SYSCALL_ARG2(regs);
+	else if (nr == LG_NR_IA32_SCHED_SETATTR)
+		attr = (__u32)LG_IA32_SYSCALL_ARG2(regs);
+	else
+		return -1;
+	/* struct sched_attr: __u32 size, then __u32 sched_policy. Unreadable
+	 * here means the kernel cannot read it either. */
+	if (bpf_probe_read_user(&policy, sizeof(policy), (void *)(attr + 4)))
+		return -1;
+	return policy;
+}
+
+/* A member may not take a realtime class for anything: realtime spinners
+ * on every CPU starve whatever is not realtime, services included. */
 SEC("lsm/task_setscheduler")
 int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
 {
-	return ret ? ret : member_act_on_task(LG_HOOK_LIMITS, p, 0, LG_LIMIT_SCHEDULER);
+	if (ret)
+		return ret;
+	if (!sessions_exist())
+		return 0;
+	int policy = requested_policy() & ~SCHED_RESET_ON_FORK;
+
+	if (policy == SCHED_FIFO || policy == SCHED_RR || policy == SCHED_DEADLINE) {
+		int r = refuse_task_act(member_session(), LG_HOOK_REALTIME, p, 0, policy);
+
+		if (r)
+			return r;
+	}
+	return member_act_on_task(LG_HOOK_LIMITS, p, 0, LG_LIMIT_SCHEDULER);
 }
 
 SEC("lsm/task_setioprio")
@@ -75,6 +123,67 @@ static __always_inline __u64 fown_file(struct fown_struct *fown)
 	return (__u64)((void *)fown - bpf_core_field_offset(struct file___embedded_owner, f_owner));
 }
 
+/* A member's F_SETOWN is recorded before the owner changes, where it can
+ * still be refused: when the map is full, it is. */
+static __always_inline int member_sets_owner(struct file *file)
+{
+	if (!sessions_exist())
+		return 0;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	__u64 key = (__u64)file;
+
+	if (!bpf_map_update_elem(&lg_fowners, &key, &session, BPF_ANY))
+		return 0;
+	count(LG_COUNTER_FOWNERS_FULL);
+	return refuse_object_act(session, LG_HOOK_SIGIO, file->f_path.dentry, 0, LG_DETAIL_MAP_FULL, 0);
+}
+
+SEC("lsm/file_fcntl")
+int BPF_PROG(lg_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	if (ret || (cmd != F_SETOWN && cmd != F_SETOWN_EX))
+		return ret;
+	return member_sets_owner(file);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(lg_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+	if (ret || (cmd != FIOSETOWN && cmd != SIOCSPGRP))
+		return ret;
+	return member_sets_owner(file);
+}
+
+struct file___owner_pointer {
+	struct fown_struct *f_owner;
+} __attribute__((preserve_access_index));
+
+/* Whether anyone ever set the file's owner: only such a file can have an
+ * entry. */
+static __always_inline bool owner_set(struct file *file)
+{
+	if (bpf_core_field_exists(struct fown_struct, file))
+		return BPF_CORE_READ((struct file___owner_pointer *)file, f_owner);
+	return BPF_CORE_READ((struct file___embedded_owner *)file, f_owner.pid);
+}
+
+SEC("lsm/file_free_security")
+int BPF_PROG(lg_file_free, struct file *file)
+{
+	if (!owner_set(file))
+		return 0;
+	__u64 key = (__u64)file;
+
+	bpf_map_delete_elem(&lg_fowners, &key);
+	return 0;
+}
+
+/* Every owner change lands here, from fcntl, ioctl, leases and dnotify: a
+ * member's is recorded (already, on the fcntl and ioctl paths), anyone
+ * else's drops the record. */
 SEC("lsm/file_set_fowner")
 int BPF_PROG(lg_set_fowner, struct file *file)
 {

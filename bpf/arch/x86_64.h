@@ -11,4 +11,16 @@
 #define LG_EXECVE_ARGV(regs) BPF_CORE_READ(regs, si)
 #define LG_EXECVEAT_ARGV(regs) BPF_CORE_READ(regs, dx)
 
+/* The system call a scheduler change came through, and its second
+ * argument (the policy, or the struct sched_attr pointer): the LSM hook
+ * names only the target. 64-bit and ia32 numbers never collide on the
+ * paths that reach that hook. */
+#define LG_SYSCALL_NR(regs) ((regs)->orig_ax)
+#define LG_NR_SCHED_SETSCHEDULER 144
+#define LG_NR_SCHED_SETATTR 314
+#define LG_NR_IA32_SCHED_SETSCHEDULER 156
+#define LG_NR_IA32_SCHED_SETATTR 351
+#define LG_SYSCALL_ARG2(regs) ((regs)->si)
+#define LG_IA32_SYSCALL_ARG2(regs) ((regs)->cx)
+
 #endif

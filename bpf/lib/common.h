@@ -13,7 +13,22 @@
 #define EPERM 1
 #define SIGIO 29
 #define CLONE_THREAD 0x00010000
+#define CLONE_INTO_CGROUP 0x200000000ULL
 #define FMODE_WRITE 0x2
+#define MAY_WRITE 0x2
+#define S_IFMT 00170000
+#define S_IFIFO 0010000
+#define PR_SET_PDEATHSIG 1
+#define F_SETOWN 8
+#define F_SETOWN_EX 15
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
+#define MNT_SHARED 0x1000
+#define MS_SHARED (1 << 20)
+#define MS_PRIVATE (1 << 18)
+#define MS_SLAVE (1 << 19)
+#define MS_UNBINDABLE (1 << 17)
+#define CGROUP_SUPER_MAGIC 0x27e0eb
 #define PTRACE_MODE_ATTACH 0x02
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -31,6 +46,9 @@ const volatile bool lg_audit_only __weak = false;
  * security_* function takes more arguments than the LSM hook finds its
  * `ret` elsewhere. */
 const volatile bool lg_fmod_ret __weak = false;
+/* The inode number of the initial mount namespace (the loader reads it
+ * from /proc/1/ns/mnt): mounts there are everyone's. */
+const volatile __u32 lg_host_mnt_ns __weak = 0;
 
 /* The context word at byte `off`, as one load at that constant offset: the
  * verifier refuses a context pointer that was moved, and clang moves it

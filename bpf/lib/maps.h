@@ -17,9 +17,10 @@ struct {
 
 /* Protected thread-group ids, for doors that reach a process by number
  * (/proc/<pid>/...): value = its start time in /proc ticks, so a reused
- * PID never matches. */
+ * PID never matches. An entry goes when its process exits; when the map
+ * is full, those doors refuse members outright. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LG_MAX_PROTECTED_PIDS);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -59,9 +60,11 @@ struct {
 	__type(value, __u32);
 } lg_exec_words __weak SEC(".maps");
 
-/* A member's argv, copied at execve entry, keyed by thread id. */
+/* A member's argv, copied at execve entry, keyed by thread id; consumed
+ * by the exec check, dropped when the thread exits. A copy that finds the
+ * map full is missing, and the exec check fails closed. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LG_MAX_EXEC_ARG_COPIES);
 	__type(key, __u32);
 	__type(value, struct lg_exec_args);
@@ -80,12 +83,11 @@ struct {
 } lg_scratch __weak SEC(".maps");
 
 /* Files whose owner (F_SETOWN) a session member set: SIGIO/SIGURG they
- * raise is sent on the member's behalf. Keyed by the struct file. Every
- * F_SETOWN rewrites or drops its file's entry before any signal can be
- * sent, so an entry left by a freed file is never consulted for a new
- * file at the same address: no hook on file release is needed. */
+ * raise is sent on the member's behalf. Keyed by the struct file; an
+ * entry goes when the file is freed or a non-member sets its owner. A
+ * member's F_SETOWN that finds the map full is refused. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LG_MAX_FOWNERS);
 	__type(key, __u64);
 	__type(value, __u64);

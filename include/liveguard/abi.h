@@ -59,7 +59,14 @@
 	X(SERVICE_SOCKET, 7, "service_socket", "connect() to a service manager's socket")      \
 	X(BPF, 8, "bpf", "bpf() on liveguard's maps, programs or links")                       \
 	X(PINS, 9, "pins", "liveguard's bpffs pins changed, or bpffs unmounted")               \
-	X(LIMITS, 10, "limits", "prlimit, nice, scheduler, I/O priority of a protected process")
+	X(LIMITS, 10, "limits", "prlimit, nice, scheduler, I/O priority of a protected process") \
+	X(CLONE_INTO_CGROUP, 11, "clone_into_cgroup", "clone3(CLONE_INTO_CGROUP): a child born outside the session cgroup") \
+	X(MOUNT, 12, "mount", "mount or unmount in the initial mount namespace")              \
+	X(SYSCTL, 13, "sysctl", "a /proc/sys file written (core_pattern, modprobe, sched_rt_*)") \
+	X(BPF_LOAD, 14, "bpf_load", "a BPF program loaded")                                   \
+	X(PERF_EVENT, 15, "perf_event", "a perf event that signals (sigtrap)")                 \
+	X(FANOTIFY, 16, "fanotify", "a fanotify permission mark (FAN_*_PERM)")                 \
+	X(REALTIME, 17, "realtime", "a realtime scheduling policy (FIFO, RR, DEADLINE)")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -111,7 +118,28 @@ enum lg_protect_flags {
 	LG_PROTECT_INHERIT = 1u << 0,
 	/* Set on a mark the kernel created at fork from an inheriting parent. */
 	LG_PROTECT_INHERITED = 1u << 1,
+	/* The parent of a protected process that asked to be signalled when
+	 * its parent dies (PR_SET_PDEATHSIG): killing the parent kills it. */
+	LG_PROTECT_KEEPER = 1u << 2,
 };
+
+/* What a LG_HOOK_MOUNT refusal tried (lg_event.detail). */
+enum lg_mount_kind {
+	LG_MOUNT_MOUNT = 1,      /* mount(2), including bind mounts and remounts */
+	LG_MOUNT_UMOUNT = 2,     /* umount(2), lazy or not */
+	LG_MOUNT_MOVE = 3,       /* move_mount(2) */
+	LG_MOUNT_PIVOT_ROOT = 4, /* pivot_root(2) */
+	LG_MOUNT_CGROUP_V1 = 5,  /* a cgroup v1 hierarchy, in any namespace */
+};
+
+/* lg_event.detail of a refused write to a guarded file, when the file was
+ * opened earlier (before the session, or by someone else) and the write
+ * itself was refused. */
+#define LG_DETAIL_OPEN_FD 0x100
+/* lg_event.detail of a control FIFO renamed, linked or removed. */
+#define LG_DETAIL_RENAME 0x400
+/* lg_event.detail of a LG_HOOK_SIGIO refusal: F_SETOWN found its map full. */
+#define LG_DETAIL_MAP_FULL 0x200
 
 enum lg_verdict {
 	LG_VERDICT_DENIED = 0,
@@ -134,6 +162,11 @@ enum lg_counter {
 	/* An exec that starts a session could not be marked a member; it was
 	 * killed before its first instruction rather than run unguarded. */
 	LG_COUNTER_SESSION_MARK_FAILED = 5,
+	/* A member's F_SETOWN found the file-owner map full; it was refused. */
+	LG_COUNTER_FOWNERS_FULL = 6,
+	/* A protected process's number could not be recorded (map full):
+	 * members' writes to any /proc/<pid>/oom_* file are refused. */
+	LG_COUNTER_PROTECTED_PIDS_FULL = 7,
 	/* Refusals, one counter per door: LG_COUNTER_DENIED + enum lg_hook. */
 	LG_COUNTER_DENIED = 8,
 	LG_COUNTER_COUNT = LG_COUNTER_DENIED + LG_HOOK_COUNT,

@@ -78,6 +78,8 @@ std::string counters_json(const CounterValues& counters) {
         .unum("argv_missing", counters[LG_COUNTER_ARGV_MISSING])
         .unum("session_overflow", counters[LG_COUNTER_SESSION_OVERFLOW])
         .unum("session_mark_failed", counters[LG_COUNTER_SESSION_MARK_FAILED])
+        .unum("fowners_full", counters[LG_COUNTER_FOWNERS_FULL])
+        .unum("protected_pids_full", counters[LG_COUNTER_PROTECTED_PIDS_FULL])
         .done();
 }
 
@@ -175,6 +177,12 @@ std::string format_status_text(const StatusReport& r) {
     if (r.counters[LG_COUNTER_SESSION_MARK_FAILED])
         appendf(out, "WARNING: %llu test runners were killed at exec: they could not be marked session members\n",
                 static_cast<unsigned long long>(r.counters[LG_COUNTER_SESSION_MARK_FAILED]));
+    if (r.counters[LG_COUNTER_FOWNERS_FULL])
+        appendf(out, "WARNING: %llu F_SETOWN calls by session members were refused: the file-owner map was full\n",
+                static_cast<unsigned long long>(r.counters[LG_COUNTER_FOWNERS_FULL]));
+    if (r.counters[LG_COUNTER_PROTECTED_PIDS_FULL])
+        appendf(out, "WARNING: %llu protected processes could not be recorded by number: members may write no /proc/<pid>/oom_* file\n",
+                static_cast<unsigned long long>(r.counters[LG_COUNTER_PROTECTED_PIDS_FULL]));
     if (r.counters[LG_COUNTER_MEMBER_MARK_FAILED])
         appendf(out, "WARNING: %llu children of session members could not be marked members\n",
                 static_cast<unsigned long long>(r.counters[LG_COUNTER_MEMBER_MARK_FAILED]));

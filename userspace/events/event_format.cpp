@@ -64,17 +64,29 @@ static std::string target_string(const lg_event& e) {
 std::string describe_act(const lg_event& e) {
     std::string name = comm_string(e.target_comm);
     std::string obj = std::to_string(e.object_id);
+    // A write through a file opened earlier is refused at the write.
+    const bool open_fd = e.detail & LG_DETAIL_OPEN_FD;
+    const std::string written = open_fd ? " through a file opened earlier" : " for writing";
     switch (e.hook) {
         case LG_HOOK_TASK_KILL: return "sent " + signal_name(e.signal) + " to " + target_string(e);
         case LG_HOOK_SIGIO:
+            if (e.detail & LG_DETAIL_MAP_FULL)
+                return "set the owner (F_SETOWN) of " + name + " while liveguard's file-owner map was full";
             return "aimed " + signal_name(e.signal) + " (F_SETOWN) at " + target_string(e);
         case LG_HOOK_PTRACE: return "tried to attach to " + target_string(e) + " (ptrace)";
         case LG_HOOK_EXEC: return "ran " + name + " against a protected service";
-        case LG_HOOK_CONTROL_FIFO: return "opened supervisor control FIFO (inode " + obj + ") for writing";
-        case LG_HOOK_CGROUP_FILE: return "opened " + name + " of cgroup " + obj + " for writing";
+        case LG_HOOK_CONTROL_FIFO:
+            if (e.detail & LG_DETAIL_RENAME)
+                return "tried to rename, link or remove supervisor control FIFO " + name + " (inode " + obj + ")";
+            return (open_fd ? "wrote" : "opened") + std::string(" supervisor control FIFO (inode ") + obj + ")" +
+                   (open_fd ? " through a file opened earlier" : " for writing");
+        case LG_HOOK_CGROUP_FILE:
+            if ((e.detail & 0xff) == LG_MOUNT_CGROUP_V1)
+                return "wrote cgroup v1 file " + name + written;
+            return "opened " + name + " of cgroup " + obj + written;
         case LG_HOOK_PROC_FILE:
-            if (!e.target_pid) return "opened /proc/" + name + " for writing";
-            return "opened /proc/" + std::to_string(e.target_pid) + "/" + name + " for writing";
+            if (!e.target_pid) return "opened /proc/" + name + written;
+            return "opened /proc/" + std::to_string(e.target_pid) + "/" + name + written;
         case LG_HOOK_SERVICE_SOCKET: return "connected to service manager socket " + name;
         case LG_HOOK_BPF:
             return e.object_id ? "asked for liveguard's BPF object " + obj
@@ -88,6 +100,23 @@ std::string describe_act(const lg_event& e) {
                                                                 : "a limit";
             return std::string("tried to change ") + what + " of " + target_string(e);
         }
+        case LG_HOOK_CLONE_INTO_CGROUP: return "started a child in another cgroup (clone3 CLONE_INTO_CGROUP)";
+        case LG_HOOK_MOUNT: {
+            const char* what = e.detail == LG_MOUNT_MOUNT        ? "mount"
+                               : e.detail == LG_MOUNT_UMOUNT     ? "unmount"
+                               : e.detail == LG_MOUNT_MOVE       ? "move a mount"
+                               : e.detail == LG_MOUNT_PIVOT_ROOT ? "pivot_root"
+                               : e.detail == LG_MOUNT_CGROUP_V1  ? "mount a cgroup v1 hierarchy"
+                                                                 : "mount";
+            return std::string("tried to ") + what + (name.empty() ? "" : " at " + name) +
+                   " in a mount namespace shared with the machine";
+        }
+        case LG_HOOK_SYSCTL: return "wrote /proc/sys file " + name + (open_fd ? " through a file opened earlier" : "");
+        case LG_HOOK_BPF_LOAD: return "loaded a BPF program";
+        case LG_HOOK_PERF_EVENT: return "opened a perf event that signals (sigtrap)";
+        case LG_HOOK_FANOTIFY: return "placed a fanotify permission mark" + (name.empty() ? "" : " on " + name);
+        case LG_HOOK_REALTIME:
+            return "asked for realtime scheduling (policy " + std::to_string(e.detail) + ") for " + target_string(e);
         default: return "did something refused";
     }
 }

@@ -20,6 +20,7 @@ struct BtfDeleter {
 // the kernel named differently.
 std::string function_of(std::string_view hook) {
     if (hook == "bprm_check_security") return "security_bprm_check";
+    if (hook == "file_free_security") return "security_file_free";
     return "security_" + std::string(hook);
 }
 

@@ -85,6 +85,18 @@ struct KernelRefused : Error {
     int err = 0;
 };
 
+// The machine's mount namespace: the one pid 1 runs in (the loader itself
+// may run in a service's private one). Members may not mount there. In a
+// container whose pid 1 is out of reach, the loader's own stands in.
+std::uint32_t host_mount_namespace() {
+    struct stat st {};
+    if (::stat("/proc/1/ns/mnt", &st) == 0) return static_cast<std::uint32_t>(st.st_ino);
+    int first = errno;
+    if (::stat("/proc/self/ns/mnt", &st) == 0) return static_cast<std::uint32_t>(st.st_ino);
+    throw_errno("cannot read the machine's mount namespace (/proc/1/ns/mnt)", first,
+                "liveguard-bpf load needs /proc mounted");
+}
+
 // The program selection and settings of `attach`, before load. Returns
 // the hooks the kernel gives no place to attach to.
 std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
@@ -94,6 +106,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         bpf_program__set_autoload(prog, program_runs_in(prog, mode));
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
     skel->rodata->lg_fmod_ret = attach == Attach::FmodRet;
+    skel->rodata->lg_host_mnt_ns = host_mount_namespace();
     std::vector<std::string> uncovered;
     if (attach == Attach::FmodRet) {
         auto plan = plan_fmod_ret(skel->obj);

@@ -26,16 +26,25 @@ REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 DOORS = {
     "task_kill": ["lg_task_kill"],
     "exec": ["lg_bprm_check", "lg_exec_argv_entry", "lg_execveat_argv_entry"],
-    "control_fifo": ["lg_file_open"],
-    "cgroup_file": ["lg_file_open"],
-    "proc_file": ["lg_file_open"],
+    "control_fifo": ["lg_file_open", "lg_file_permission", "lg_inode_rename", "lg_inode_unlink",
+                     "lg_inode_link"],
+    "cgroup_file": ["lg_file_open", "lg_file_permission"],
+    "proc_file": ["lg_file_open", "lg_file_permission"],
     "ptrace": ["lg_ptrace"],
-    "sigio": ["lg_sigio", "lg_set_fowner"],
+    "sigio": ["lg_sigio", "lg_set_fowner", "lg_file_fcntl", "lg_file_ioctl"],
     "service_socket": ["lg_unix_connect"],
     "bpf": ["lg_bpf", "lg_bpf_map", "lg_bpf_prog"],
     "pins": ["lg_inode_unlink", "lg_inode_rmdir", "lg_inode_rename", "lg_inode_create",
+             "lg_inode_link", "lg_inode_symlink", "lg_inode_mkdir", "lg_inode_mknod",
              "lg_sb_umount", "lg_sb_mount", "lg_move_mount"],
     "limits": ["lg_setrlimit", "lg_setnice", "lg_setscheduler", "lg_setioprio"],
+    "clone_into_cgroup": ["lg_task_alloc"],
+    "mount": ["lg_sb_mount", "lg_sb_umount", "lg_move_mount", "lg_sb_pivotroot"],
+    "sysctl": ["lg_file_open", "lg_file_permission"],
+    "bpf_load": ["lg_bpf"],
+    "perf_event": ["lg_perf_event_alloc"],
+    "fanotify": ["lg_path_notify"],
+    "realtime": ["lg_setscheduler"],
 }
 
 _DEFAULTS = {
@@ -621,9 +630,63 @@ def umount2(path, flags=0):
 MS_BIND = 4096
 
 
-def mount(source, target, fstype, flags=0):
+def mount(source, target, fstype, flags=0, data=None):
     return _check(libc.mount(source.encode(), target.encode(),
-                             fstype.encode() if fstype else None, ctypes.c_ulong(flags), None))
+                             fstype.encode() if fstype else None, ctypes.c_ulong(flags),
+                             data.encode() if data else None))
+
+
+BPF_PROG_LOAD = 5
+BPF_PROG_TYPE_SOCKET_FILTER = 1
+
+
+def bpf_prog_load_trivial():
+    """Loads `r0 = 0; exit` as a socket filter; returns its fd."""
+    insns = ctypes.create_string_buffer(bytes.fromhex("b700000000000000" "9500000000000000"), 16)
+    license_ = ctypes.create_string_buffer(b"GPL")
+    attr = (BPF_PROG_TYPE_SOCKET_FILTER.to_bytes(4, "little") + (2).to_bytes(4, "little") +
+            ctypes.addressof(insns).to_bytes(8, "little") + ctypes.addressof(license_).to_bytes(8, "little"))
+    return bpf(BPF_PROG_LOAD, attr)
+
+
+SYS_perf_event_open = 298
+PERF_TYPE_SOFTWARE = 1
+PERF_COUNT_SW_DUMMY = 9
+PERF_ATTR_REMOVE_ON_EXEC = 1 << 36
+PERF_ATTR_SIGTRAP = 1 << 37
+
+
+def perf_event_open_sigtrap(pid):
+    """A dummy software event on pid that would send SIGTRAP on overflow;
+    returns its fd."""
+    attr = bytearray(128)
+    struct.pack_into("IIQ", attr, 0, PERF_TYPE_SOFTWARE, len(attr), PERF_COUNT_SW_DUMMY)
+    struct.pack_into("Q", attr, 16, 1)  # sample_period
+    struct.pack_into("Q", attr, 40, PERF_ATTR_REMOVE_ON_EXEC | PERF_ATTR_SIGTRAP)
+    buf = ctypes.create_string_buffer(bytes(attr), len(attr))
+    return _check(libc.syscall(ctypes.c_long(SYS_perf_event_open), buf, ctypes.c_int(pid),
+                               ctypes.c_int(-1), ctypes.c_int(-1), ctypes.c_ulong(0)))
+
+
+SYS_fanotify_init = 300
+SYS_fanotify_mark = 301
+FAN_CLASS_CONTENT = 0x4
+FAN_MARK_ADD = 0x1
+FAN_OPEN_PERM = 0x10000
+AT_FDCWD = -100
+
+
+def fanotify_open_perm_mark(path):
+    """Places a FAN_OPEN_PERM mark on path and drops it at once (closing the
+    group answers every pending event)."""
+    fd = _check(libc.syscall(ctypes.c_long(SYS_fanotify_init), ctypes.c_uint(FAN_CLASS_CONTENT),
+                             ctypes.c_uint(os.O_RDONLY)))
+    try:
+        _check(libc.syscall(ctypes.c_long(SYS_fanotify_mark), ctypes.c_int(fd), ctypes.c_uint(FAN_MARK_ADD),
+                            ctypes.c_uint64(FAN_OPEN_PERM), ctypes.c_int(AT_FDCWD),
+                            ctypes.c_char_p(path.encode())))
+    finally:
+        os.close(fd)
 
 
 def links():

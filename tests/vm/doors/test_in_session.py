@@ -10,8 +10,10 @@ asks for it, liveguard's watcher. Destructive tests come last in file order
 (tampering with liveguard itself, unmounting bpffs), so a door that lets
 one through in the main run harms as few later tests as possible.
 """
+import ctypes
 import errno
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -895,6 +897,241 @@ def test_kill_watcher():
 
 
 # =============================================================================
+# The ways around the guard that need no signal at all: children born in
+# another cgroup, writes through files opened before the session, a full
+# file-owner map, mounts, sysctls, BPF programs, perf sigtrap, fanotify
+# permission marks, realtime scheduling, and moving a control FIFO.
+# =============================================================================
+
+SYS_clone3 = 435
+CLONE_INTO_CGROUP = 0x200000000
+
+
+def clone3_into(cgroup_dir):
+    """clone3(CLONE_INTO_CGROUP) into cgroup_dir; the child exits at once.
+    Raises OSError when refused."""
+    cgfd = os.open(cgroup_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        args = struct.pack("11Q", CLONE_INTO_CGROUP, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, 0, 0, cgfd)
+        buf = ctypes.create_string_buffer(args, len(args))
+        pid = D.libc.syscall(ctypes.c_long(SYS_clone3), buf, ctypes.c_size_t(len(args)))
+        if pid == 0:
+            os._exit(0)
+        if pid < 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        os.waitpid(pid, 0)
+    finally:
+        os.close(cgfd)
+
+
+@door["clone_into_cgroup"]
+@pytest.mark.parametrize("where", ["elsewhere", "the gateway's cgroup"])
+def test_clone3_into_cgroup(gateway, where):
+    """A child born outside the session cgroup would outlive the session; one
+    born in the gateway's cgroup could exhaust its memory limit."""
+    target = CFG["elsewhere_cg"] if where == "elsewhere" else gateway.cgroup
+    with pytest.raises(PermissionError):
+        clone3_into(target)
+    assert_kept(gateway)
+
+
+def held_fd(name):
+    """A descriptor the fd holder (outside every session) opened for
+    writing before this session started, taken with pidfd_getfd."""
+    with open(CFG["held"]) as f:
+        held = json.load(f)
+    return D.pidfd_getfd(held["pid"], held["fds"][name])
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param("control", marks=door["control_fifo"]),
+    pytest.param("freeze", marks=door["cgroup_file"]),
+    pytest.param("core_pattern", marks=door["sysctl"]),
+])
+def test_write_through_fd_opened_before_session(gateway, name):
+    """Zero bytes: the check is the same and nothing is written even where
+    the guard is gone."""
+    fd = held_fd(name)
+    try:
+        with pytest.raises(PermissionError):
+            os.write(fd, b"")
+    finally:
+        os.close(fd)
+    assert_kept(gateway)
+
+
+@door["sigio"]
+def test_fowners_map_cannot_be_flooded(gateway):
+    """F_SETOWN on tens of thousands of other files used to evict the record
+    that a member aimed a socket at the gateway; now the flood is refused
+    once the map is full, and the record stays."""
+    import resource
+    a, b = socket.socketpair()
+    files = []
+    refused = 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        try:
+            fcntl.fcntl(a, fcntl.F_SETOWN, gateway.pid)
+        except PermissionError:
+            pass
+        resource.setrlimit(resource.RLIMIT_NOFILE, (40100, max(hard, 40100)))
+        for _ in range(40000):
+            fd = os.open("/dev/null", os.O_RDONLY)
+            files.append(fd)
+            try:
+                fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+            except PermissionError:
+                refused += 1
+                break
+        fcntl.fcntl(a, fcntl.F_SETFL, fcntl.fcntl(a, fcntl.F_GETFL) | os.O_ASYNC)
+        b.send(b"x")
+        assert_kept(gateway)
+        assert refused, f"{len(files)} F_SETOWN calls, none refused: the map never filled"
+    finally:
+        for fd in files:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        a.close()
+        b.close()
+    # Closed files leave the map: F_SETOWN works again.
+    fd = os.open("/dev/null", os.O_RDONLY)
+    try:
+        assert D.wait_until(lambda: _setown_ok(fd), 10), "F_SETOWN still refused after the files closed"
+    finally:
+        os.close(fd)
+
+
+def _setown_ok(fd):
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+        return True
+    except PermissionError:
+        return False
+
+
+@door["mount"]
+def test_umount_in_machine_namespace(gateway):
+    """A lazy unmount in the machine's mount namespace (`umount -l /sys`
+    took bpffs with it); tried on a mount made for the test."""
+    target = CFG["host_mount"]
+    with pytest.raises(PermissionError):
+        D.umount2(target, 2)  # MNT_DETACH
+    assert D.is_mountpoint(target)
+    assert_kept(gateway)
+
+
+@door["mount"]
+def test_mount_in_machine_namespace(tmp_path, gateway):
+    with pytest.raises(PermissionError):
+        D.mount("doors", str(tmp_path), "tmpfs")
+        D.umount2(str(tmp_path))
+    assert_kept(gateway)
+
+
+@door["mount"]
+@pytest.mark.parametrize("where", ["machine namespace", "private namespace"])
+def test_mount_cgroup_v1_freezer(tmp_path, gateway, where):
+    """A v1 freezer hierarchy freezes whatever is moved into it; its
+    release_agent runs a helper outside every session."""
+    if where == "machine namespace":
+        with pytest.raises(PermissionError):
+            D.mount("cgroup", str(tmp_path), "cgroup", 0, "freezer")
+            D.umount2(str(tmp_path))
+    else:
+        r = run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                 f"mount -t cgroup -o freezer cgroup {tmp_path} && umount {tmp_path}"])
+        assert r.returncode != 0 and "ermission denied" in r.stderr + r.stdout, describe(r)
+    assert_kept(gateway)
+
+
+@door["sysctl"]
+@pytest.mark.parametrize("name", ["kernel/core_pattern", "kernel/modprobe", "kernel/sched_rt_runtime_us"])
+def test_sysctl_open_for_writing(gateway, name):
+    """A core_pattern or modprobe helper runs outside every session; realtime
+    throttling off lets spinners starve everything else."""
+    assert open_refused(f"/proc/sys/{name}", os.O_WRONLY), f"/proc/sys/{name} opened for writing"
+    assert_kept(gateway)
+
+
+@door["bpf_load"]
+def test_bpf_prog_load(gateway):
+    """Any program: one could call bpf_send_signal, or write liveguard's
+    maps through a read-only fd."""
+    with pytest.raises(PermissionError):
+        os.close(D.bpf_prog_load_trivial())
+    assert_kept(gateway)
+
+
+@door["perf_event"]
+def test_perf_event_sigtrap(gateway):
+    with pytest.raises(PermissionError):
+        os.close(D.perf_event_open_sigtrap(gateway.pid))
+    assert_kept(gateway)
+
+
+@door["fanotify"]
+def test_fanotify_permission_mark(gateway):
+    """A permission mark nobody answers blocks every open of the file."""
+    with pytest.raises(PermissionError):
+        D.fanotify_open_perm_mark(CFG["pidfile"])
+    assert_kept(gateway)
+
+
+@door["realtime"]
+@pytest.mark.parametrize("how", ["sched_setscheduler", "chrt"])
+def test_realtime_policy(gateway, how):
+    if how == "chrt":
+        r = run(["chrt", "-f", "1", "true"])
+        assert r.returncode != 0 and "ermission" in r.stderr + r.stdout, describe(r)
+    else:
+        try:
+            with pytest.raises(PermissionError):
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        finally:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    assert_kept(gateway)
+
+
+def test_pass_scheduler_batch_own_process():
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    finally:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+def test_pass_mount_in_private_namespace(tmp_path):
+    r = run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+             f"mount -t tmpfs doors {tmp_path} && umount {tmp_path}"])
+    assert r.returncode == 0, describe(r)
+
+
+@door["control_fifo"]
+@pytest.mark.parametrize("how", ["rename", "unlink", "link"])
+def test_control_fifo_moved(gateway, how):
+    """The watcher follows a control FIFO's name; moving the FIFO took its
+    guard away from the inode s6-supervise still reads."""
+    control = os.path.join(SLOT, "supervise", "control")
+    other = control + ".doors"
+    try:
+        with pytest.raises(PermissionError):
+            if how == "rename":
+                os.rename(control, other)
+            elif how == "unlink":
+                os.unlink(control)
+            else:
+                os.link(control, other)
+    finally:
+        if how == "rename" and os.path.exists(other) and not os.path.exists(control):
+            os.rename(other, control)
+        elif how == "link" and os.path.exists(other):
+            os.unlink(other)
+    assert os.path.exists(control)
+    assert_kept(gateway)
+
+
+# =============================================================================
 # bpf: liveguard's maps, programs and links.
 # =============================================================================
 
@@ -983,6 +1220,26 @@ def test_lg_unload(gateway):
 # pins: liveguard's bpffs directory, and bpffs itself. Last: a door that lets
 # these through removes the guard for whatever runs after.
 # =============================================================================
+
+@door["pins"]
+@pytest.mark.parametrize("how", ["symlink", "mkdir", "hard link"])
+def test_pins_new_names(how):
+    """Names made in the pin directory would keep links alive after `unload`."""
+    path = os.path.join(PIN_DIR, "doors_" + how.replace(" ", "_"))
+    try:
+        with pytest.raises(PermissionError):
+            if how == "symlink":
+                os.symlink("link_lg_task_kill", path)
+            elif how == "mkdir":
+                os.mkdir(path)
+            else:
+                os.link(os.path.join(PIN_DIR, "link_lg_task_kill"), path)
+    finally:
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.rmdir(path)
+        elif os.path.lexists(path):
+            os.unlink(path)
+
 
 @door["pins"]
 def test_pins_create():
