@@ -6,8 +6,10 @@ namespace liveguard::paths {
 
 inline constexpr const char* kStateDir = "/run/liveguard";
 
-// The policy watcher's pid and start time, its state as JSON (what
-// `status --json` shows), one line per target for people, and its log.
+// The policy watcher's pid and start time (for people and messages: the
+// watcher is found as the process listening on kRunSocket), its state as
+// JSON (what `status --json` shows), one line per target for people, and
+// its log.
 inline constexpr const char* kWatcherPid = "/run/liveguard/watcher.pid";
 inline constexpr const char* kWatcherState = "/run/liveguard/watcher.json";
 inline constexpr const char* kWatcherTargets = "/run/liveguard/watcher.targets";
@@ -35,7 +37,9 @@ inline constexpr const char* kTestLogByPidDir = "/run/liveguard/tests/pid";
 inline constexpr const char* kSessionsLock = "/run/liveguard/sessions.lock";
 
 // The watcher's socket: an unprivileged `run` asks it to make the command
-// a session member before it execs (peer checked with SO_PEERCRED).
+// a session member before it execs (peer checked with SO_PEERCRED). The
+// process listening on it is the watcher: `reload`, `unload` and `status`
+// find it so (base/socket_owner.h).
 inline constexpr const char* kRunSocket = "/run/liveguard/run.sock";
 
 }  // namespace liveguard::paths

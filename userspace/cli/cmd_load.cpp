@@ -96,15 +96,16 @@ int run_command(const LoadOptions& o) {
     print_load_result(Guard::load(forced));
     if (!policy) return 0;
     if (!policy->session_tags.empty()) tag_policy_sessions(*policy);
-    if (auto pid = running_watcher()) {
+    if (auto watcher = running_watcher()) {
+        pid_t pid = watcher->pid;
         auto state = read_watcher_state();
         if (state && !state->config.empty() && state->config != policy->path)
-            throw Error("a policy watcher is already running (pid " + std::to_string(*pid) +
+            throw Error("a policy watcher is already running (pid " + std::to_string(pid) +
                             ") with " + state->config + ", not " + policy->path,
                         "to switch policies: sudo liveguard-bpf unload, then load --config " +
                             policy->path);
         std::printf("the policy watcher is already running (pid %d); to re-read the policy: "
-                    "liveguard-bpf reload\n", *pid);
+                    "liveguard-bpf reload\n", pid);
         return 0;
     }
     if (o.foreground) {
@@ -134,11 +135,10 @@ int run_command(const CheckConfigOptions& o) {
 
 int run_command(const ReloadOptions&) {
     require_root("reload");
-    auto pid = running_watcher();
+    auto pid = reload_watcher();
     if (!pid)
-        throw Error("no policy watcher is running",
+        throw Error(std::string("no policy watcher is running (none listens on ") + paths::kRunSocket + ")",
                     "start one: sudo liveguard-bpf load --config FILE");
-    if (::kill(*pid, SIGHUP) != 0) throw_errno("cannot signal the watcher", errno);
     std::printf("asked the watcher (pid %d) to re-read its policy; see %s\n", *pid, paths::kWatcherLog);
     return 0;
 }

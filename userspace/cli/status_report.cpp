@@ -41,7 +41,7 @@ __attribute__((format(printf, 2, 3))) void appendf(std::string& out, const char*
 std::string quoted_or_null(const std::optional<std::string>& s) { return s ? json::quote(*s) : "null"; }
 
 std::string protected_by(const lg_protected& mark) {
-    if (mark.source == LG_SOURCE_LIVEGUARD) return "liveguard's policy watcher";
+    if (mark.source == LG_SOURCE_LIVEGUARD) return "liveguard itself (its watcher or a root run)";
     if (mark.source) return "source #" + std::to_string(mark.source);
     return "command line";
 }
@@ -94,7 +94,7 @@ StatusReport gather_status() {
     auto procs = ProtectedSet(maps.protected_tasks.get()).list();
     auto sessions = SessionRegistry(maps.sessions.get(), maps.settings.get()).list();
     auto cgroups = ProtectedCgroups(maps).list();
-    r.watcher = running_watcher();
+    if (auto watcher = running_watcher()) r.watcher = watcher->pid;
     if (r.watcher) r.watcher_json = read_watcher_state_json();
     if (r.watcher_json) r.watcher_state = parse_watcher_state(*r.watcher_json);
     r.counters = read_counters(maps.counters.get());

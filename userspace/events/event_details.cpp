@@ -20,7 +20,7 @@ namespace {
 
 std::string describe_source(std::uint32_t source) {
     if (source == LG_SOURCE_UNKNOWN) return "";
-    if (source == LG_SOURCE_LIVEGUARD) return "liveguard's policy watcher";
+    if (source == LG_SOURCE_LIVEGUARD) return "liveguard itself (its watcher or a root run)";
     if (source == 0) return "liveguard-bpf protect (command line)";
     if (auto d = watcher_target_description(source); d && !d->empty()) return *d;
     return "policy [[protect]] #" + std::to_string(source);

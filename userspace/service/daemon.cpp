@@ -7,13 +7,13 @@
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "base/error.h"
 #include "base/fd.h"
@@ -71,7 +71,6 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
 
     ::mkdir(paths::kStateDir, 0755);
     prepare_test_log_dirs();
-    write_watcher_pid_file(::getpid());
     watcher_log("started with " + policy_path + " (" + std::to_string(w.policy().targets.size()) +
                 " targets)");
     // Refusals go to the journal as they happen, with what only a live
@@ -80,6 +79,8 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     ProcessSessions sessions(maps);
     sessions.apply_policy(policy);
     RunBroker broker(maps, [&](const BrokeredSession& b) { sessions.adopt(b.id, b.root_pid, b.name); });
+    // For people and `status` only: the watcher is addressed by its socket.
+    write_watcher_pid_file(::getpid());
     int retries = 0;
     bool retry = w.apply();
     // A pending retry is due by the clock, whatever else wakes the loop
@@ -139,7 +140,15 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     }
 }
 
-std::optional<pid_t> running_watcher() { return read_running_watcher_pid(); }
+std::optional<SocketOwner> running_watcher() {
+    try {
+        return socket_owner(paths::kRunSocket);
+    } catch (const Error& e) {
+        throw Error(std::string("cannot tell which process is the policy watcher: ") + e.what(),
+                    std::string("see its log, ") + paths::kWatcherLog + "; the process that listens on " +
+                        paths::kRunSocket + " is the watcher (ss -xlp src " + paths::kRunSocket + ")");
+    }
+}
 
 pid_t start_watcher_daemon(const std::string& policy_path) {
     ::mkdir(paths::kStateDir, 0755);
@@ -190,18 +199,51 @@ pid_t start_watcher_daemon(const std::string& policy_path) {
                 std::string("see ") + paths::kWatcherLog);
 }
 
-bool stop_watcher() {
-    auto pid = running_watcher();
-    if (!pid) return false;
-    if (::kill(*pid, SIGTERM) != 0 && errno == EPERM)
-        throw_errno("cannot stop the policy watcher (pid " + std::to_string(*pid) + ")", EPERM,
-                    "run it as root from outside any test session: members may not stop liveguard");
-    for (int i = 0; i < 500; ++i) {
-        if (::kill(*pid, 0) != 0 || !running_watcher()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+namespace {
+
+// Through the pidfd, so the signal reaches the process that listened or
+// nobody, never one that took its pid since.
+bool send_signal(const SocketOwner& w, int sig) {
+    return ::syscall(SYS_pidfd_send_signal, w.pidfd.get(), sig, nullptr, 0) == 0;
+}
+
+[[noreturn]] void throw_signal_failed(const SocketOwner& w, const std::string& what, int e) {
+    throw_errno("cannot " + what + " the policy watcher (pid " + std::to_string(w.pid) + ")", e,
+                e == EPERM ? "run it as root from outside any test session: members may not signal liveguard"
+                           : std::string());
+}
+
+// Whether the process exited within `ms`: its pidfd becomes readable then.
+bool exits_within(const SocketOwner& w, int ms) {
+    struct pollfd p {w.pidfd.get(), POLLIN, 0};
+    int n;
+    while ((n = ::poll(&p, 1, ms)) < 0 && errno == EINTR) {}
+    return n > 0;
+}
+
+}  // namespace
+
+std::optional<pid_t> reload_watcher() {
+    auto w = running_watcher();
+    if (!w) return std::nullopt;
+    if (!send_signal(*w, SIGHUP)) {
+        if (errno == ESRCH) return std::nullopt;  // it exited meanwhile
+        throw_signal_failed(*w, "signal", errno);
     }
+    return w->pid;
+}
+
+bool stop_watcher() {
+    auto w = running_watcher();
+    if (!w) return false;
+    if (!send_signal(*w, SIGTERM)) {
+        if (errno == ESRCH) return true;  // it exited meanwhile
+        throw_signal_failed(*w, "stop", errno);
+    }
+    if (exits_within(*w, 5000)) return true;
     // Killed, it cannot clean up after itself.
-    ::kill(*pid, SIGKILL);
+    send_signal(*w, SIGKILL);
+    exits_within(*w, 1000);
     remove_watcher_files();
     return true;
 }

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "base/socket_owner.h"
+
 namespace liveguard {
 
 // Runs the watcher in this process until SIGTERM/SIGINT. `on_ready` is
@@ -19,10 +21,18 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
 // the policy; throws with the watcher's own error if it could not.
 pid_t start_watcher_daemon(const std::string& policy_path);
 
-// The running watcher's pid, verified against its recorded start time.
-std::optional<pid_t> running_watcher();
+// The running watcher: the process listening on its socket
+// (paths::kRunSocket), as the kernel names it, with a pidfd to signal it
+// through. Never the pid file: whoever can write that file could aim the
+// signal at another process. Nothing when no watcher listens.
+std::optional<SocketOwner> running_watcher();
 
-// Stops the running watcher; false when none was running.
+// Asks the running watcher to re-read its policy (SIGHUP); its pid, or
+// nothing when none runs.
+std::optional<pid_t> reload_watcher();
+
+// Stops the running watcher and waits for it to exit; false when none was
+// running.
 bool stop_watcher();
 
 }  // namespace liveguard

@@ -61,7 +61,8 @@ std::string describe(const Peer& p) {
 
 // One line from the connection within `timeout`. Nothing when the peer
 // closed without sending a byte (a probe: `run` checks the socket that
-// way); a Refusal when it sent something else than a line in time.
+// way, and `reload`, `unload` and `status` find the watcher so); a Refusal
+// when it sent something else than a line in time.
 std::optional<std::string> read_request(int conn, Clock::duration timeout) {
     auto deadline = Clock::now() + timeout;
     std::string got;
@@ -183,7 +184,9 @@ RunBroker::RunBroker(const PinnedMaps& maps, std::function<void(const BrokeredSe
         socket_ino_ = st.st_ino;
         listen_ = std::move(fd);
     } catch (const std::exception& e) {
-        watcher_log(std::string("error: unprivileged `run` is unavailable: ") + e.what());
+        throw Error(std::string("the watcher cannot listen on its socket: ") + e.what(),
+                    "if another policy watcher runs (liveguard-bpf status), stop it first: sudo "
+                    "liveguard-bpf unload; if " + path + " is not a socket, remove it");
     }
 }
 

@@ -30,9 +30,10 @@ public:
     // Binds paths::kRunSocket (replacing a stale one), mode 0666.
     // `on_started` is called for every session it starts, before the
     // requester hears of it; should it throw, the session is undone and
-    // refused. Never throws: when the socket cannot be made it logs why and
-    // fd() is -1 (which poll() skips), so protection goes on without
-    // unprivileged `run`.
+    // refused. Throws when the socket cannot be made: the socket is also
+    // how `reload`, `unload` and `status` find the watcher (the process
+    // listening on it), and a watcher they cannot find would run on
+    // unstoppable beside the next one.
     RunBroker(const PinnedMaps& maps, std::function<void(const BrokeredSession&)> on_started);
     // Removes the socket, unless another process has bound the path since.
     ~RunBroker();

@@ -28,6 +28,7 @@
 #include "events/event_journal.h"
 #include "events/session_info.h"
 #include "kernel/pinned_maps.h"
+#include "kernel/protected_set.h"
 #include "kernel/session_registry.h"
 #include "sessions/brokered_run.h"
 #include "sessions/child_signals.h"
@@ -162,6 +163,17 @@ int run_session(const RunOptions& opts) {
     std::string plugin = plugin_dir();
 
     PinnedMaps maps = PinnedMaps::open();
+    // This process stays outside the session and may kill: a member that
+    // could trace it could make it kill for the member, so it is protected
+    // as the watcher is, before the session has a member. The mark goes
+    // with the process.
+    try {
+        ProtectedSet(maps).add(::getpid(), LG_SOURCE_LIVEGUARD);
+    } catch (const std::exception& e) {
+        throw Error(std::string("cannot protect this run process from its own session, so the "
+                                "session would not start: ") + e.what(),
+                    "run it as root from outside any test session; liveguard-bpf doctor checks the guard");
+    }
     SessionRegistry registry(maps.sessions.get(), maps.settings.get());
     std::string mount = cgroup2_mount();
     SessionCgroup session(registry, mount, opts.parent.value_or(mount + "/liveguard"));

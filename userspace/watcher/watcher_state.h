@@ -2,7 +2,9 @@
 // The policy watcher's state files under /run/liveguard, and the only code
 // that reads or writes them: the pid file that says which process is the
 // running watcher (pid and start time, so a reused PID is not taken for
-// it), and the JSON state that `status` and the events' "protected by"
+// it; for messages only, since anyone who can write it can change it:
+// the watcher is addressed through its socket, service/daemon.h), and the
+// JSON state that `status` and the events' "protected by"
 // read. watcher.targets holds the same targets as a table for people, not
 // for parsing: watcher_target_description() answers what it was read for.
 #include <sys/types.h>
@@ -42,7 +44,8 @@ void write_watcher_state(const WatcherState& state);
 void remove_watcher_files();
 
 // Reader side. The running watcher's pid, verified against the start time
-// recorded beside it; nothing for a stale file or a reused PID.
+// recorded beside it; nothing for a stale file or a reused PID. For
+// messages only: never signal it (running_watcher() finds the watcher).
 std::optional<pid_t> read_running_watcher_pid();
 // The state as the watcher last wrote it; nothing when there is none or it
 // cannot be parsed.
