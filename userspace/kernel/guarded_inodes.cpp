@@ -1,6 +1,7 @@
 #include "kernel/guarded_inodes.h"
 
 #include <bpf/bpf.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -11,15 +12,40 @@
 
 namespace liveguard {
 
-std::optional<lg_inode_key> inode_key(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+namespace {
+
+lg_inode_key key_of(const struct stat& st) {
     lg_inode_key key{};
     // The kernel's dev_t packs MAJOR << 20 | MINOR; stat() reports the
     // userspace encoding of the same device.
     key.dev = (static_cast<std::uint64_t>(major(st.st_dev)) << 20) | minor(st.st_dev);
     key.ino = st.st_ino;
     return key;
+}
+
+}  // namespace
+
+std::optional<lg_inode_key> inode_key(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return key_of(st);
+}
+
+std::optional<HeldInode> hold_inode(const std::string& path) {
+    HeldInode held;
+    held.fd.reset(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    struct stat st {};
+    // The key comes from the open file, so it names the inode held even
+    // when the path is replaced in between.
+    if (!held.fd || ::fstat(held.fd.get(), &st) != 0) return std::nullopt;
+    held.key = key_of(st);
+    return held;
+}
+
+std::uint64_t link_count(const HeldInode& held) {
+    struct stat st {};
+    if (::fstat(held.fd.get(), &st) != 0) throw_errno("cannot stat a guarded file", errno);
+    return st.st_nlink;
 }
 
 const char* inode_kind_name(std::uint32_t kind) {

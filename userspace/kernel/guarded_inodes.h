@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/fd.h"
 #include "liveguard/abi.h"
 
 namespace liveguard {
@@ -16,6 +17,21 @@ namespace liveguard {
 // The kernel's name for the file `path` resolves to (symlinks followed),
 // or nothing when it does not exist.
 std::optional<lg_inode_key> inode_key(const std::string& path);
+
+// A guarded file held open with O_PATH, which neither reads it nor opens a
+// FIFO's end: while it is held its inode number cannot go to a new file, so
+// the map entry naming it names nothing else.
+struct HeldInode {
+    lg_inode_key key{};
+    UniqueFd fd;
+};
+
+// The file `path` resolves to (symlinks followed), held; nothing when it
+// cannot be opened.
+std::optional<HeldInode> hold_inode(const std::string& path);
+
+// How many names the held file has left: 0 once its last one is unlinked.
+std::uint64_t link_count(const HeldInode& held);
 
 const char* inode_kind_name(std::uint32_t kind);
 

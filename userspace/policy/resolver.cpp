@@ -96,6 +96,68 @@ std::optional<pid_t> find_s6_supervise(const std::string& service_dir) {
     return std::nullopt;
 }
 
+// One s6-supervised directory (a service, or its log service): its
+// s6-supervise, whose children inherit protection so a restart is covered,
+// the process it runs now, and the control FIFO both answer to. Returns the
+// s6-supervise's pid when it runs.
+std::optional<pid_t> resolve_s6_supervised(const std::string& dir, const std::string& what, Resolution& r) {
+    r.watch_dirs.insert(dir);
+    std::string sup = dir + "/supervise";
+    // s6-svc and a plain write both go through this FIFO.
+    r.guarded_files.emplace_back(sup + "/control", LG_INODE_SUPERVISE_CONTROL);
+    if (::access(sup.c_str(), F_OK) == 0) r.watch_dirs.insert(sup);
+    auto supervise = find_s6_supervise(dir);
+    if (supervise)
+        r.processes.push_back({*supervise, true, "s6-supervise of " + dir});
+    else
+        r.retry = true;  // s6-svscan has not started it yet
+    std::string warning;
+    bool missing = false;
+    auto bytes = read_plain_file(sup + "/status", 64, warning, missing);
+    if (!bytes) {
+        if (!warning.empty()) r.warnings.push_back(warning);
+        return supervise;
+    }
+    auto status = parse_s6_status(*bytes);
+    if (!status)
+        r.warnings.push_back(sup + "/status: not an s6 status file (" + std::to_string(bytes->size()) +
+                             " bytes)");
+    else if (status->pid)
+        r.processes.push_back({*status->pid, false, what + " " + dir});
+    return supervise;
+}
+
+// The s6-svscan that started `supervise`: it restarts an s6-supervise
+// that dies, and without it nothing would. Not inherited: its other
+// children are services the policy may not name.
+void resolve_s6_svscan(pid_t supervise, const std::string& scandir, Resolution& r) {
+    auto st = read_proc_stat(supervise);
+    if (!st) {
+        r.retry = true;  // exited as we looked: the next pass finds its successor
+        return;
+    }
+    std::string who = "s6-supervise " + std::to_string(supervise) + " of a service in " + scandir;
+    if (st->ppid <= 0) {
+        r.warnings.push_back(who + ": its parent is outside this PID namespace; s6-svscan not protected");
+        return;
+    }
+    auto parent = read_proc_stat(st->ppid);
+    if (!parent) {
+        r.retry = true;  // the parent exited: it is being reparented
+        return;
+    }
+    if (parent->comm.rfind("s6-svscan", 0) != 0) {
+        r.warnings.push_back(who + ": its parent, pid " + std::to_string(parent->pid) + " (" + parent->comm +
+                             "), is not s6-svscan; not protected");
+        return;
+    }
+    std::string why = "s6-svscan of " + scandir;
+    // Every service of a glob in one scan directory leads here.
+    for (const auto& p : r.processes)
+        if (p.pid == parent->pid && p.why == why) return;
+    r.processes.push_back({parent->pid, false, why});
+}
+
 void walk_cgroups(const std::string& dir, int depth, const std::string& unit_glob, Resolution& r) {
     if (depth > 12) return;
     DIR* d = ::opendir(dir.c_str());
@@ -211,11 +273,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         case TargetKind::S6:
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& dir : expand_glob(t.pattern)) {
-                r.watch_dirs.insert(dir);
-                std::string sup = dir + "/supervise";
-                // s6-svc and a plain write both go through this FIFO; the
-                // scan directory's own FIFO can stop every service in it.
-                r.guarded_files.emplace_back(sup + "/control", LG_INODE_SUPERVISE_CONTROL);
+                // The scan directory's own FIFO can stop every service in it.
                 std::string scandir = std::filesystem::path(dir).parent_path().string();
                 if (::access((scandir + "/.s6-svscan").c_str(), F_OK) == 0) {
                     r.watch_dirs.insert(scandir + "/.s6-svscan");
@@ -223,24 +281,14 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
                     for (auto& w : path_words(scandir, false)) r.exec_words.emplace_back(w, LG_WORD_S6_SCANDIR);
                 }
                 for (auto& w : path_words(dir, true)) r.exec_words.emplace_back(w, LG_WORD_S6_SERVICE);
-                if (::access(sup.c_str(), F_OK) == 0) r.watch_dirs.insert(sup);
-                if (auto s = find_s6_supervise(dir))
-                    r.processes.push_back({*s, true, "s6-supervise of " + dir});
-                else
-                    r.retry = true;  // s6-svscan has not started it yet
-                std::string warning;
-                bool missing = false;
-                auto bytes = read_plain_file(sup + "/status", 64, warning, missing);
-                if (!bytes) {
-                    if (!warning.empty()) r.warnings.push_back(warning);
-                    continue;
-                }
-                auto status = parse_s6_status(*bytes);
-                if (!status)
-                    r.warnings.push_back(sup + "/status: not an s6 status file (" +
-                                         std::to_string(bytes->size()) + " bytes)");
-                else if (status->pid)
-                    r.processes.push_back({*status->pid, false, "s6 service " + dir});
+                if (auto supervise = resolve_s6_supervised(dir, "s6 service", r))
+                    resolve_s6_svscan(*supervise, scandir, r);
+                // s6-svscan runs a service's log/ beside it, piped to it: a
+                // service whose logger dies blocks on a full pipe.
+                struct stat log_st {};
+                std::string log_dir = dir + "/log";
+                if (::stat(log_dir.c_str(), &log_st) == 0 && S_ISDIR(log_st.st_mode))
+                    resolve_s6_supervised(log_dir, "s6 log service", r);
             }
             break;
         case TargetKind::SystemdUnit:

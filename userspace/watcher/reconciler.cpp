@@ -26,6 +26,10 @@ constexpr std::uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MO
 constexpr std::uint32_t kCgroupWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
                                            IN_DELETE_SELF;
 
+// Owners of the guarded files no target names.
+const std::string kControlBinaries = "service-control binaries";
+const std::string kServiceManagerSockets = "service manager sockets";
+
 }  // namespace
 
 Reconciler::Reconciler(Policy policy, PinnedMaps maps)
@@ -42,11 +46,11 @@ bool Reconciler::apply() {
     WatcherState state;
     for (const auto& t : policy_.targets) apply_target(t, pass, state);
     // A package upgrade replaces a binary with a new inode.
-    for (const auto& b : find_control_binaries())
-        if (auto key = inode_key(b.path)) pass.inodes[{key->dev, key->ino}] = {b.kind, 0};
+    pass.owners.insert(kControlBinaries);
+    for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
     if (policy_.refuse_service_manager_sockets) want_service_manager_sockets(pass);
     try {
-        apply_side_doors(pass.inodes, pass.words);
+        apply_side_doors(pass);
     } catch (const std::exception& e) {
         pass.warnings.insert(std::string("side doors: ") + e.what());
     }
@@ -94,19 +98,28 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
         }
         shown.cgroups.push_back(path);
     }
-    for (const auto& [path, kind] : r.guarded_files)
-        if (auto key = inode_key(path)) pass.inodes[{key->dev, key->ino}] = {kind, t.source};
+    pass.owners.insert(t.describe());
+    for (const auto& [path, kind] : r.guarded_files) want_inode(pass, path, kind, t.source, t.describe());
     for (const auto& [word, flag] : r.exec_words) pass.words[word] |= flag;
     pass.warnings.insert(r.warnings.begin(), r.warnings.end());
 }
 
 void Reconciler::want_service_manager_sockets(Pass& pass) {
+    pass.owners.insert(kServiceManagerSockets);
     for (const auto& pattern : service_manager_socket_patterns()) {
         auto wd = glob_watch_dirs(pattern);
         pass.dirs.insert(wd.begin(), wd.end());
         for (const auto& path : expand_glob(pattern))
-            if (auto key = inode_key(path)) pass.inodes[{key->dev, key->ino}] = {LG_INODE_SERVICE_SOCKET, 0};
+            want_inode(pass, path, LG_INODE_SERVICE_SOCKET, 0, kServiceManagerSockets);
     }
+}
+
+void Reconciler::want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
+                            const std::string& owner) {
+    auto held = hold_inode(path);
+    if (!held) return;
+    InodeId id{held->key.dev, held->key.ino};
+    pass.inodes[id] = InodeWant{kind, source, owner, std::move(*held)};
 }
 
 void Reconciler::replace_policy(Policy p) {
@@ -138,21 +151,35 @@ bool Reconciler::drain_events() {
 }
 
 // Guards what the policy's targets need and releases what only an
-// earlier resolution (or policy) needed. New entries go in first.
-void Reconciler::apply_side_doors(const InodeWants& inodes, const WordWants& words) {
+// earlier resolution (or policy) needed. New entries go in first. A file
+// the targets no longer resolve to stays guarded while it has a name and
+// its owner is in force (guard_retention.h). Takes over pass.inodes.
+void Reconciler::apply_side_doors(Pass& pass) {
+    std::map<InodeId, HeldGuard> held;
+    for (const auto& [k, v] : inodes_added_) held[k] = {v.owner, link_count(v.held)};
+    std::set<InodeId> wanted;
+    for (const auto& [k, v] : pass.inodes) wanted.insert(k);
+    auto release = guards_to_release(held, wanted, pass.owners);
     GuardedInodes gi(maps_.guarded_inodes.get());
-    for (const auto& [k, v] : inodes) gi.add(lg_inode_key{k.first, k.second}, v.first, v.second);
+    // Tracked as each goes in, so a failure part way loses none.
+    for (auto& [k, v] : pass.inodes) {
+        gi.add(v.held.key, v.kind, v.source);
+        inodes_added_.insert_or_assign(k, std::move(v));
+    }
     ExecWords ew(maps_.exec_words.get());
-    for (const auto& [w, flags] : words) ew.add(w, flags);
-    for (const auto& [k, v] : inodes_added_)
-        if (!inodes.count(k)) gi.remove(lg_inode_key{k.first, k.second});
+    for (const auto& [w, flags] : pass.words) ew.add(w, flags);
+    // Each entry goes before its fd closes: while the map names an inode,
+    // the hold keeps that number from naming another file.
+    for (const auto& k : release) {
+        gi.remove(inodes_added_.at(k).held.key);
+        inodes_added_.erase(k);
+    }
     for (const auto& [w, flags] : words_added_) {
-        auto it = words.find(w);
-        std::uint32_t keep = it == words.end() ? 0 : it->second;
+        auto it = pass.words.find(w);
+        std::uint32_t keep = it == pass.words.end() ? 0 : it->second;
         if (flags & ~keep) ew.remove(w, flags & ~keep);
     }
-    inodes_added_ = inodes;
-    words_added_ = words;
+    words_added_ = pass.words;
 }
 
 void Reconciler::procs_add(const ProcessToProtect& p, std::uint32_t source) {

@@ -10,9 +10,11 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "kernel/guarded_inodes.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/protected_cgroups.h"
 #include "policy/policy.h"
+#include "watcher/guard_retention.h"
 
 namespace liveguard {
 
@@ -42,10 +44,15 @@ public:
     bool drain_events();
 
 private:
-    // (dev, ino) -> (enum lg_inode_kind, source); word -> enum lg_word_flags.
-    using InodeWants = std::map<std::pair<std::uint64_t, std::uint64_t>,
-                                std::pair<std::uint32_t, std::uint32_t>>;
-    using WordWants = std::map<std::string, std::uint32_t>;
+    // A guarded file, held open while the kernel map names it.
+    struct InodeWant {
+        std::uint32_t kind = 0;  // enum lg_inode_kind
+        std::uint32_t source = 0;
+        std::string owner;  // a target's describe(), or a built-in set's name
+        HeldInode held;
+    };
+    using InodeWants = std::map<InodeId, InodeWant>;
+    using WordWants = std::map<std::string, std::uint32_t>;  // word -> enum lg_word_flags
 
     // What one apply() wants, gathered over the targets before the side
     // doors, stale cgroups and watches are brought in line with it.
@@ -54,13 +61,16 @@ private:
         std::set<std::uint64_t> cgroups;
         std::set<std::string> warnings;
         InodeWants inodes;
+        std::set<std::string> owners;  // of inodes: every target and built-in set in force
         WordWants words;
         bool retry = false;
     };
 
     void apply_target(const ProtectTarget& t, Pass& pass, WatcherState& state);
     void want_service_manager_sockets(Pass& pass);
-    void apply_side_doors(const InodeWants& inodes, const WordWants& words);
+    static void want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
+                           const std::string& owner);
+    void apply_side_doors(Pass& pass);
     void procs_add(const ProcessToProtect& p, std::uint32_t source);
     void pin_identity(const ProtectTarget& t, Resolution& r);
     void forget_vanished_cgroups(const std::set<std::uint64_t>& wanted);
