@@ -5,6 +5,7 @@
  * unprotected moment; a fork inside a session marks the child a member, so
  * it stays one wherever it goes. */
 #include "lib/gate.h"
+#include "lib/keepers.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -66,21 +67,8 @@ int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags,
 	return 0;
 }
 
-/* Numbers recorded for the doors that name a process by number. A full
- * map is counted; those doors then refuse members outright. */
-static __always_inline void record_protected_pid(struct task_struct *leader)
-{
-	__u32 tgid = leader->tgid;
-	__u64 ticks = leader->start_boottime / NSEC_PER_USER_TICK;
-
-	if (bpf_map_update_elem(&lg_protected_pids, &tgid, &ticks, BPF_ANY))
-		count(LG_COUNTER_PROTECTED_PIDS_FULL);
-}
-
-/* A protected process that asks to die with its parent (PR_SET_PDEATHSIG)
- * makes that parent as vital as itself: the kernel's death signal passes
- * no check a member could be refused at. The parent is protected from the
- * moment the request is made, for as long as it lives. */
+/* A protected process that asks to die with its parent makes that parent
+ * as vital as itself, from the moment it asks. */
 SEC("lsm/task_prctl")
 int BPF_PROG(lg_task_prctl, int option, unsigned long arg2, unsigned long arg3, unsigned long arg4,
 	     unsigned long arg5, int ret)
@@ -90,23 +78,8 @@ int BPF_PROG(lg_task_prctl, int option, unsigned long arg2, unsigned long arg3, 
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct lg_protected *m = covering_mark(t);
 
-	if (!m)
-		return 0;
-	__u32 source = m->source;
-	struct task_struct *parent = t->real_parent->group_leader;
-	struct lg_protected *pm =
-		bpf_task_storage_get(&lg_protected, parent, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-	if (!pm) {
-		count(LG_COUNTER_INHERIT_FAILED);
-		return 0;
-	}
-	if (!pm->since_boot_ns) {
-		pm->since_boot_ns = bpf_ktime_get_boot_ns();
-		pm->source = source;
-		pm->flags = LG_PROTECT_KEEPER;
-	}
-	record_protected_pid(parent);
+	if (m)
+		protect_keeper(t, m);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * ptrace, limits that kill or starve, and SIGIO/SIGURG through F_SETOWN. */
 #include "arch/x86_64.h"
 #include "lib/gate.h"
+#include "lib/keepers.h"
 
 SEC("lsm/task_kill")
 int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
@@ -10,9 +11,13 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 {
 	if (ret)
 		return ret;
-	/* Signal 0 only probes for existence: discovery without delivery. */
-	if (sig == 0)
+	/* Signal 0 only probes for existence: discovery without delivery.
+	 * The loader probes every process it protects, so its keeper is
+	 * known even when the death signal was set before. */
+	if (sig == 0) {
+		note_keeper(p);
 		return 0;
+	}
 	return member_act_on_task(LG_HOOK_TASK_KILL, p, sig, 0);
 }
 

@@ -86,6 +86,10 @@ AddOutcome ProtectedSet::add(pid_t pid, std::uint32_t source, pid_t* resolved,
         throw_errno("cannot protect " + std::to_string(tgid), e);
     }
     record_side_doors(tgid);
+    // Signal 0 delivers nothing, but the kernel side sees the process at
+    // its kill hook and protects the parent if the process asked to die
+    // with it (PR_SET_PDEATHSIG) before it was protected.
+    ::syscall(SYS_pidfd_send_signal, key, 0, nullptr, 0);
     return AddOutcome::Added;
 }
 

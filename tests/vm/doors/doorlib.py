@@ -14,6 +14,7 @@ import pty
 import re
 import shlex
 import signal
+import struct
 import subprocess
 import tempfile
 import time

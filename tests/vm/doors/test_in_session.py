@@ -393,6 +393,82 @@ def test_membership_sticks_to_a_daemonized_grandchild(gateway, tmp_path):
     assert_kept(gateway)
 
 
+def _read_pid(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@door["task_kill"]
+def test_kill_parent_of_pdeathsig_service(gateway):
+    """The child asked for SIGKILL when its parent dies (before anything
+    protected it): killing the unprotected parent would kill it through the
+    kernel, past every check. The parent is protected as its keeper."""
+    child = D.wait_until(lambda: _read_pid(CFG["pdeath_child"]), 20)
+    parent = _read_pid(CFG["pdeath_parent"])
+    assert child and parent, "the PDEATHSIG pair did not start"
+    assert D.wait_until(lambda: D.listed_protected(child), 20), f"pdeath child {child} never protected"
+    with pytest.raises(PermissionError):
+        os.kill(parent, signal.SIGKILL)
+    time.sleep(0.3)
+    assert D.proc_stat(child) is not None, "the PDEATHSIG child died"
+    assert D.proc_stat(parent) is not None, "its parent died"
+    assert_kept(gateway, settle=0)
+
+
+@door["task_kill"]
+def test_kill_s6_svscan(gateway):
+    """SIGTERM to the scan directory's s6-svscan tears down every service
+    it supervises."""
+    sv = _read_pid(CFG["svscan_pidfile"])
+    assert sv and D.proc_stat(sv), "s6-svscan is not running"
+    with pytest.raises(PermissionError):
+        os.kill(sv, signal.SIGTERM)
+    assert D.proc_stat(sv) is not None
+    assert_kept(gateway)
+
+
+@door["task_kill"]
+def test_kill_log_service(gateway):
+    """The gateway's log service reads its output: with the reader gone,
+    the gateway's next write brings SIGPIPE, sent by the kernel."""
+    log = D.wait_until(lambda: D.s6_pid(os.path.join(SLOT, "log")), 20)
+    assert log, "the gateway's log service is not up"
+    with pytest.raises(PermissionError):
+        os.kill(log, signal.SIGTERM)
+    assert D.s6_pid(os.path.join(SLOT, "log")) == log
+    assert_kept(gateway)
+
+
+def _run_process():
+    """The `liveguard-bpf run` this session was started by (outside it)."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "liveguard-bpf":
+                    return pid
+        except OSError:
+            return None
+        st = D.proc_stat(pid)
+        if not st:
+            return None
+        pid = st.ppid
+    return None
+
+
+@door["ptrace"]
+def test_ptrace_own_run():
+    """A root member tracing the `run` that started its session could make
+    it send any kill; run protects itself as the watcher does."""
+    run_pid = _run_process()
+    assert run_pid, "no liveguard-bpf run among this test's ancestors"
+    with pytest.raises(PermissionError):
+        D.ptrace_attach(run_pid)
+
+
 # =============================================================================
 # exec: service-control commands naming a protected service.
 # =============================================================================
@@ -1042,7 +1118,8 @@ def test_mount_cgroup_v1_freezer(tmp_path, gateway, where):
     else:
         r = run(["unshare", "-m", "--propagation", "private", "sh", "-c",
                  f"mount -t cgroup -o freezer cgroup {tmp_path} && umount {tmp_path}"])
-        assert r.returncode != 0 and "ermission denied" in r.stderr + r.stdout, describe(r)
+        out = r.stderr + r.stdout
+        assert r.returncode != 0 and ("ermission denied" in out or "not permitted" in out), describe(r)
     assert_kept(gateway)
 
 
@@ -1084,7 +1161,7 @@ def test_fanotify_permission_mark(gateway):
 def test_realtime_policy(gateway, how):
     if how == "chrt":
         r = run(["chrt", "-f", "1", "true"])
-        assert r.returncode != 0 and "ermission" in r.stderr + r.stdout, describe(r)
+        assert r.returncode != 0 and "not permitted" in r.stderr + r.stdout, describe(r)
     else:
         try:
             with pytest.raises(PermissionError):

@@ -204,3 +204,81 @@ def test_outside_s6_svc_restarts_gateway(gateway):
     assert D.wait_until(lambda: D.s6_pid() not in (None, gateway.pid), 15), "the gateway did not restart"
     new, why = D.wait_gateway(timeout=20)
     assert new and new.pid != gateway.pid, why
+
+
+# --- what members may not do, done outside any session ------------------------
+
+def test_outside_clone3_into_cgroup():
+    import ctypes
+    import struct
+    cgfd = os.open(CFG["elsewhere_cg"], os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        args = struct.pack("11Q", 0x200000000, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, 0, 0, cgfd)
+        buf = ctypes.create_string_buffer(args, len(args))
+        pid = D.libc.syscall(ctypes.c_long(435), buf, ctypes.c_size_t(len(args)))
+        if pid == 0:
+            os._exit(0)
+        assert pid > 0, os.strerror(ctypes.get_errno())
+        os.waitpid(pid, 0)
+    finally:
+        os.close(cgfd)
+
+
+def test_outside_mount_and_umount(tmp_path):
+    D.mount("doors", str(tmp_path), "tmpfs")
+    D.umount2(str(tmp_path))
+
+
+def test_outside_open_sysctl_for_writing():
+    fd = os.open("/proc/sys/kernel/core_pattern", os.O_WRONLY)
+    os.close(fd)
+
+
+def test_outside_bpf_prog_load():
+    os.close(D.bpf_prog_load_trivial())
+
+
+def test_outside_realtime_own_process():
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    finally:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+def test_outside_fanotify_permission_mark(tmp_path):
+    f = tmp_path / "marked"
+    f.write_text("x")
+    D.fanotify_open_perm_mark(str(f))
+
+
+def test_outside_perf_event_sigtrap_on_own_child():
+    p = subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL)
+    try:
+        os.close(D.perf_event_open_sigtrap(p.pid))
+    finally:
+        p.kill()
+        p.wait(10)
+
+
+def test_reload_ignores_a_rewritten_watcher_pid_file():
+    """A test suite running as root could rewrite watcher.pid to name a
+    service; reload finds the watcher by its socket, never by that file."""
+    path = CFG["watcher_pidfile"]
+    victim = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+    with open(path) as f:
+        original = f.read()
+    try:
+        with open(path, "w") as f:
+            f.write(f"{victim.pid} 0\n")
+        r = D.lg("reload")
+        assert r.returncode == 0, describe(r)
+        try:
+            victim.wait(1)
+        except subprocess.TimeoutExpired:
+            pass
+        assert victim.poll() is None, f"reload signalled the pid in {path}: {victim.returncode}"
+    finally:
+        with open(path, "w") as f:
+            f.write(original)
+        victim.kill()
+        victim.wait(10)
