@@ -41,6 +41,17 @@ static __always_inline int cgroup_file_write(struct file *file, __u64 session, _
 	return refuse_object_act(session, LG_HOOK_CGROUP_FILE, d, id, detail, 0);
 }
 
+/* A sysctl of the member's own network namespace (one it made: not the
+ * machine's) reaches nothing outside it. */
+static __always_inline bool own_net_sysctl(struct ctl_table_header *h)
+{
+	struct net *net = bpf_get_current_task_btf()->nsproxy->net_ns;
+
+	if (net->ns.inum == lg_host_net_ns)
+		return false;
+	return (void *)BPF_CORE_READ(h, set) == (void *)&net->sysctls;
+}
+
 /* The process a /proc/<pid>/... inode is about: proc_inode's struct pid,
  * read as plain kernel memory (the pointer is not one the verifier can
  * hand to task storage, hence lg_protected_pids). */
@@ -51,8 +62,13 @@ static __always_inline int proc_file_write(struct file *file, __u64 session, __u
 	struct proc_inode *pi =
 		(void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
 
-	if (BPF_CORE_READ(pi, sysctl))
+	struct ctl_table_header *sysctl = BPF_CORE_READ(pi, sysctl);
+
+	if (sysctl) {
+		if (own_net_sysctl(sysctl))
+			return 0;
 		return refuse_object_act(session, LG_HOOK_SYSCTL, d, BPF_CORE_READ(inode, i_ino), detail, 0);
+	}
 	/* SysRq e/i/f signal or OOM-kill processes without any kill check. */
 	if (name_is(d, "sysrq-trigger", 13))
 		return refuse_object_act(session, LG_HOOK_PROC_FILE, d, 0, detail, 0);
@@ -99,7 +115,11 @@ static __always_inline int guarded_write(struct file *file, __u32 detail)
 	unsigned long magic = inode->i_sb->s_magic;
 	struct lg_guarded_inode *g = 0;
 
-	if (magic != CGROUP2_SUPER_MAGIC && magic != PROC_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC) {
+	/* Anonymous pipes, the most common write of all, first. */
+	if (magic == PIPEFS_MAGIC)
+		return 0;
+	if (magic != CGROUP2_SUPER_MAGIC && magic != PROC_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC &&
+	    magic != SYSFS_MAGIC && magic != BINFMTFS_MAGIC) {
 		/* Control FIFOs are FIFOs: every other write is ruled out
 		 * without a lookup. */
 		if (!is_fifo(inode))
@@ -120,6 +140,15 @@ static __always_inline int guarded_write(struct file *file, __u32 detail)
 					 inode->i_ino, detail | LG_MOUNT_CGROUP_V1, 0);
 	if (magic == PROC_SUPER_MAGIC)
 		return proc_file_write(file, session, detail);
+	/* binfmt_misc registers an interpreter every exec on the machine may
+	 * run; /sys/kernel/uevent_helper a program the kernel starts: both
+	 * outside every session, like a core_pattern helper. */
+	if (magic == BINFMTFS_MAGIC ||
+	    (magic == SYSFS_MAGIC && name_is(file->f_path.dentry, "uevent_helper", 13)))
+		return refuse_object_act(session, LG_HOOK_SYSCTL, file->f_path.dentry, inode->i_ino,
+					 detail, 0);
+	if (magic == SYSFS_MAGIC)
+		return 0;
 	return refuse_object_act(session, LG_HOOK_CONTROL_FIFO, file->f_path.dentry, inode->i_ino,
 				 detail | (g ? g->kind : 0), 0);
 }
@@ -130,6 +159,17 @@ int BPF_PROG(lg_file_open, struct file *file, int ret)
 	if (ret || !(file->f_mode & FMODE_WRITE))
 		return ret;
 	return guarded_write(file, 0);
+}
+
+/* A descriptor for writing passed in (SCM_RIGHTS, pidfd_getfd): writes
+ * through it are checked, but a pipe written with splice, vmsplice or tee
+ * skips that check, so the descriptor itself is refused. */
+SEC("lsm/file_receive")
+int BPF_PROG(lg_file_receive, struct file *file, int ret)
+{
+	if (ret || !(file->f_mode & FMODE_WRITE))
+		return ret;
+	return guarded_write(file, LG_DETAIL_OPEN_FD);
 }
 
 SEC("lsm/file_permission")

@@ -76,10 +76,10 @@ int BPF_PROG(lg_task_prctl, int option, unsigned long arg2, unsigned long arg3, 
 	if (ret || option != PR_SET_PDEATHSIG || !arg2)
 		return ret;
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct lg_protected *m = covering_mark(t);
+	__u32 source;
 
-	if (m)
-		protect_keeper(t, m);
+	if (protecting_source(t, &source))
+		protect_keeper(t, source);
 	return 0;
 }
 
@@ -104,9 +104,14 @@ int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lg_exit, struct task_struct *p)
 {
-	__u32 tid = p->pid;
+	/* Argv copies exist only for members, so only while sessions do; one
+	 * left when the last session ended goes with its thread's next exec
+	 * or is overwritten by it. */
+	if (sessions_exist()) {
+		__u32 tid = p->pid;
 
-	bpf_map_delete_elem(&lg_exec_args, &tid);
+		bpf_map_delete_elem(&lg_exec_args, &tid);
+	}
 	if (p->signal->live.counter)
 		return 0;
 	if (!protection_mark(p->group_leader))

@@ -19,6 +19,15 @@ static __always_inline bool shared(struct vfsmount *mnt)
 	return BPF_CORE_READ(mnt, mnt_flags) & MNT_SHARED;
 }
 
+/* An unmount propagates to the peers of the mount's parent. */
+static __always_inline bool parent_shared(struct vfsmount *mnt)
+{
+	struct mount *m = (void *)mnt - bpf_core_field_offset(struct mount, mnt);
+	struct mount *parent = BPF_CORE_READ(m, mnt_parent);
+
+	return parent && (BPF_CORE_READ(parent, mnt.mnt_flags) & MNT_SHARED);
+}
+
 /* Unmounting or mounting over bpffs drops or hides the pins (`unload` and
  * `status` would no longer see them). */
 static __always_inline int bpffs_change(struct dentry *d)
@@ -62,9 +71,16 @@ int BPF_PROG(lg_sb_mount, const char *dev_name, const struct path *path, const c
 		return r;
 	if (cgroup_v1(type))
 		return member_act_on_object(LG_HOOK_MOUNT, d, 0, LG_MOUNT_CGROUP_V1, 0);
+	/* A remount of a superblock (not of a bind mount) changes it in
+	 * every namespace that shows it. */
+	if ((flags & MS_REMOUNT) && !(flags & MS_BIND))
+		return member_act_on_object(LG_HOOK_MOUNT, d, 0, LG_MOUNT_MOUNT, 0);
 	/* Changing how its own mounts propagate is how a namespace is made
-	 * private in the first place. */
-	if ((flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)) && !in_host_mount_ns())
+	 * private in the first place. The kernel takes remount, bind and
+	 * move before propagation flags: only a pure propagation change is
+	 * one. */
+	if ((flags & (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)) &&
+	    !(flags & (MS_REMOUNT | MS_BIND | MS_MOVE)) && !in_host_mount_ns())
 		return 0;
 	return mount_change(BPF_CORE_READ(path, mnt), d, LG_MOUNT_MOUNT);
 }
@@ -79,7 +95,11 @@ int BPF_PROG(lg_sb_umount, struct vfsmount *mnt, int flags, int ret)
 	struct dentry *root = BPF_CORE_READ(mnt, mnt_root);
 	int r = bpffs_change(root);
 
-	return r ? r : mount_change(mnt, root, LG_MOUNT_UMOUNT);
+	if (r)
+		return r;
+	if (parent_shared(mnt))
+		return member_act_on_object(LG_HOOK_MOUNT, root, 0, LG_MOUNT_UMOUNT, 0);
+	return mount_change(mnt, root, LG_MOUNT_UMOUNT);
 }
 
 /* The new mount API attaches here (fsmount, open_tree, move_mount). */
@@ -98,6 +118,20 @@ int BPF_PROG(lg_move_mount, const struct path *from_path, const struct path *to_
 	if (BPF_CORE_READ(from_path, dentry, d_sb, s_magic) == CGROUP_SUPER_MAGIC)
 		return member_act_on_object(LG_HOOK_MOUNT, to, 0, LG_MOUNT_CGROUP_V1, 0);
 	return mount_change(BPF_CORE_READ(to_path, mnt), to, LG_MOUNT_MOVE);
+}
+
+/* fspick() + fsconfig() reconfigure a superblock for every namespace
+ * that shows it, with no remount hook: refused at its parameters. */
+SEC("lsm/fs_context_parse_param")
+int BPF_PROG(lg_fs_param, struct fs_context *fc, struct fs_parameter *param, int ret)
+{
+	if (ret)
+		return ret;
+	if (BPF_CORE_READ_BITFIELD_PROBED(fc, purpose) != FS_CONTEXT_FOR_RECONFIGURE)
+		return 0;
+	if (!sessions_exist())
+		return 0;
+	return member_act_on_object(LG_HOOK_MOUNT, BPF_CORE_READ(fc, root), 0, LG_MOUNT_MOUNT, 0);
 }
 
 SEC("lsm/sb_pivotroot")

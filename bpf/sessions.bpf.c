@@ -289,6 +289,13 @@ static __always_inline void keep_membership(struct task_struct *task, __u64 sess
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lg_exec_session, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	/* The exec's argv copy has been judged, or was never needed (the
+	 * binary controls no service): either way it is done with. */
+	if (sessions_exist()) {
+		__u32 tid = old_pid;
+
+		bpf_map_delete_elem(&lg_exec_args, &tid);
+	}
 	if (!any(LG_SETTING_AUTO_NAMES))
 		return 0;
 	if (!exec_starts_session(bprm))

@@ -57,36 +57,30 @@ int BPF_PROG(lg_setnice, struct task_struct *p, int nice, int ret)
 #define SCHED_DEADLINE 6
 #define SCHED_RESET_ON_FORK 0x40000000
 
-/* The policy a sched_setscheduler() or sched_setattr() asks for, read from
- * the caller's registers; -1 for the other ways here (sched_setparam,
- * affinity, cpuset moves), which never change the class. */
+/* The policy a sched_setscheduler() asks for, read from the caller's
+ * registers (the LSM hook names only the target); LG_POLICY_ANY for
+ * sched_setattr(), whose struct the kernel has already copied: what is
+ * in user memory now may not be what it read. -1 for the other ways here
+ * (sched_setparam, affinity, cpuset moves), which never change the class. */
+#define LG_POLICY_ANY -2
+
 static __always_inline int requested_policy(void)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	__u64 nr = LG_SYSCALL_NR(regs);
-	__u32 policy;
+	__u64 nr = LG_SYSCALL_NR(regs) & ~LG_X32_SYSCALL_BIT;
 
 	if (nr == LG_NR_SCHED_SETSCHEDULER)
 		return (int)LG_SYSCALL_ARG2(regs);
 	if (nr == LG_NR_IA32_SCHED_SETSCHEDULER)
 		return (int)LG_IA32_SYSCALL_ARG2(regs);
-	__u64 attr;
-
-	if (nr == LG_NR_SCHED_SETATTR)
-		attr = LG_SYSCALL_ARG2(regs);
-	else if (nr == LG_NR_IA32_SCHED_SETATTR)
-		attr = (__u32)LG_IA32_SYSCALL_ARG2(regs);
-	else
-		return -1;
-	/* struct sched_attr: __u32 size, then __u32 sched_policy. Unreadable
-	 * here means the kernel cannot read it either. */
-	if (bpf_probe_read_user(&policy, sizeof(policy), (void *)(attr + 4)))
-		return -1;
-	return policy;
+	if (nr == LG_NR_SCHED_SETATTR || nr == LG_NR_IA32_SCHED_SETATTR || nr == LG_NR_X32_SCHED_SETATTR)
+		return LG_POLICY_ANY;
+	return -1;
 }
 
 /* A member may not take a realtime class for anything: realtime spinners
- * on every CPU starve whatever is not realtime, services included. */
+ * on every CPU starve whatever is not realtime, services included. Nor
+ * may it use sched_setattr(), whose policy cannot be read reliably here. */
 SEC("lsm/task_setscheduler")
 int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
 {
@@ -94,9 +88,12 @@ int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
 		return ret;
 	if (!sessions_exist())
 		return 0;
-	int policy = requested_policy() & ~SCHED_RESET_ON_FORK;
+	int policy = requested_policy();
 
-	if (policy == SCHED_FIFO || policy == SCHED_RR || policy == SCHED_DEADLINE) {
+	if (policy > 0)
+		policy &= ~SCHED_RESET_ON_FORK;
+	if (policy == SCHED_FIFO || policy == SCHED_RR || policy == SCHED_DEADLINE ||
+	    policy == LG_POLICY_ANY) {
 		int r = refuse_task_act(member_session(), LG_HOOK_REALTIME, p, 0, policy);
 
 		if (r)

@@ -20,6 +20,10 @@
 #define LG_NR_SCHED_SETATTR 314
 #define LG_NR_IA32_SCHED_SETSCHEDULER 156
 #define LG_NR_IA32_SCHED_SETATTR 351
+/* x32 calls carry this bit; sched_setscheduler keeps its number there,
+ * sched_setattr has the same one too. */
+#define LG_X32_SYSCALL_BIT 0x40000000
+#define LG_NR_X32_SCHED_SETATTR 314
 #define LG_SYSCALL_ARG2(regs) ((regs)->si)
 #define LG_IA32_SYSCALL_ARG2(regs) ((regs)->cx)
 

@@ -24,11 +24,17 @@
 #define FIOSETOWN 0x8901
 #define SIOCSPGRP 0x8902
 #define MNT_SHARED 0x1000
+#define MS_BIND 4096
 #define MS_SHARED (1 << 20)
 #define MS_PRIVATE (1 << 18)
 #define MS_SLAVE (1 << 19)
 #define MS_UNBINDABLE (1 << 17)
 #define CGROUP_SUPER_MAGIC 0x27e0eb
+#define PIPEFS_MAGIC 0x50495045
+#define SYSFS_MAGIC 0x62656572
+#define BINFMTFS_MAGIC 0x42494e4d
+#define MS_REMOUNT 32
+#define MS_MOVE 8192
 #define PTRACE_MODE_ATTACH 0x02
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -49,6 +55,9 @@ const volatile bool lg_fmod_ret __weak = false;
 /* The inode number of the initial mount namespace (the loader reads it
  * from /proc/1/ns/mnt): mounts there are everyone's. */
 const volatile __u32 lg_host_mnt_ns __weak = 0;
+/* The same for the initial network namespace: a member may write the
+ * sysctls of a network namespace of its own. */
+const volatile __u32 lg_host_net_ns __weak = 0;
 
 /* The context word at byte `off`, as one load at that constant offset: the
  * verifier refuses a context pointer that was moved, and clang moves it

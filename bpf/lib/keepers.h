@@ -6,7 +6,7 @@
 #ifndef LG_BPF_KEEPERS_H
 #define LG_BPF_KEEPERS_H
 
-#include "marks.h"
+#include "cgroups.h"
 
 /* Numbers recorded for the doors that name a process by number. A full
  * map is counted; those doors then refuse members outright. */
@@ -19,10 +19,28 @@ static __always_inline void record_protected_pid(struct task_struct *leader)
 		count(LG_COUNTER_PROTECTED_PIDS_FULL);
 }
 
-/* `t` (any thread) is protected by mark `m` and has a death signal. */
-static __always_inline void protect_keeper(struct task_struct *t, struct lg_protected *m)
+/* The [[protect]] that protects `t`, by mark or by cgroup; 0 when none. */
+static __always_inline bool protecting_source(struct task_struct *t, __u32 *source)
 {
-	__u32 source = m->source;
+	struct lg_protected *m = covering_mark(t);
+
+	if (m) {
+		*source = m->source;
+		return true;
+	}
+	if (!any(LG_SETTING_PROTECTED_CGROUPS))
+		return false;
+	struct lg_cgroup_protection *cp = covering_cgroup(task_cgroup(t));
+
+	if (!cp)
+		return false;
+	*source = cp->source;
+	return true;
+}
+
+/* `t` (any thread) is protected, by `source`, and has a death signal. */
+static __always_inline void protect_keeper(struct task_struct *t, __u32 source)
+{
 	struct task_struct *parent = t->real_parent->group_leader;
 	struct lg_protected *pm =
 		bpf_task_storage_get(&lg_protected, parent, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -44,12 +62,10 @@ static __always_inline void protect_keeper(struct task_struct *t, struct lg_prot
  * its keeper then. */
 static __always_inline void note_keeper(struct task_struct *t)
 {
-	if (!t->pdeath_signal)
-		return;
-	struct lg_protected *m = covering_mark(t);
+	__u32 source;
 
-	if (m)
-		protect_keeper(t, m);
+	if (t->pdeath_signal && protecting_source(t, &source))
+		protect_keeper(t, source);
 }
 
 #endif

@@ -172,3 +172,93 @@ int BPF_PROG(floor_task_setioprio)
 {
 	return 0;
 }
+
+SEC("lsm/file_permission")
+int BPF_PROG(floor_file_permission)
+{
+	return 0;
+}
+
+SEC("lsm/file_fcntl")
+int BPF_PROG(floor_file_fcntl)
+{
+	return 0;
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(floor_file_ioctl)
+{
+	return 0;
+}
+
+SEC("lsm/file_free_security")
+int BPF_PROG(floor_file_free_security)
+{
+	return 0;
+}
+
+SEC("lsm/task_prctl")
+int BPF_PROG(floor_task_prctl)
+{
+	return 0;
+}
+
+SEC("lsm/inode_link")
+int BPF_PROG(floor_inode_link)
+{
+	return 0;
+}
+
+SEC("lsm/inode_symlink")
+int BPF_PROG(floor_inode_symlink)
+{
+	return 0;
+}
+
+SEC("lsm/inode_mkdir")
+int BPF_PROG(floor_inode_mkdir)
+{
+	return 0;
+}
+
+SEC("lsm/inode_mknod")
+int BPF_PROG(floor_inode_mknod)
+{
+	return 0;
+}
+
+SEC("lsm/sb_pivotroot")
+int BPF_PROG(floor_sb_pivotroot)
+{
+	return 0;
+}
+
+SEC("lsm/perf_event_alloc")
+int BPF_PROG(floor_perf_event_alloc)
+{
+	return 0;
+}
+
+SEC("lsm/path_notify")
+int BPF_PROG(floor_path_notify)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(floor_sched_process_exit)
+{
+	return 0;
+}
+
+SEC("lsm/file_receive")
+int BPF_PROG(floor_file_receive)
+{
+	return 0;
+}
+
+SEC("lsm/fs_context_parse_param")
+int BPF_PROG(floor_fs_context_parse_param)
+{
+	return 0;
+}

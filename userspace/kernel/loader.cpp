@@ -85,15 +85,17 @@ struct KernelRefused : Error {
     int err = 0;
 };
 
-// The machine's mount namespace: the one pid 1 runs in (the loader itself
-// may run in a service's private one). Members may not mount there. In a
-// container whose pid 1 is out of reach, the loader's own stands in.
-std::uint32_t host_mount_namespace() {
+// The machine's namespace of a kind ("mnt", "net"): the one pid 1 runs in
+// (the loader itself may run in a service's private one). Members may not
+// mount in the machine's mount namespace, nor write the machine's network
+// sysctls. In a container whose pid 1 is out of reach, the loader's own
+// stands in.
+std::uint32_t host_namespace(const std::string& kind) {
     struct stat st {};
-    if (::stat("/proc/1/ns/mnt", &st) == 0) return static_cast<std::uint32_t>(st.st_ino);
+    if (::stat(("/proc/1/ns/" + kind).c_str(), &st) == 0) return static_cast<std::uint32_t>(st.st_ino);
     int first = errno;
-    if (::stat("/proc/self/ns/mnt", &st) == 0) return static_cast<std::uint32_t>(st.st_ino);
-    throw_errno("cannot read the machine's mount namespace (/proc/1/ns/mnt)", first,
+    if (::stat(("/proc/self/ns/" + kind).c_str(), &st) == 0) return static_cast<std::uint32_t>(st.st_ino);
+    throw_errno("cannot read the machine's " + kind + " namespace (/proc/1/ns/" + kind + ")", first,
                 "liveguard-bpf load needs /proc mounted");
 }
 
@@ -106,7 +108,8 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         bpf_program__set_autoload(prog, program_runs_in(prog, mode));
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
     skel->rodata->lg_fmod_ret = attach == Attach::FmodRet;
-    skel->rodata->lg_host_mnt_ns = host_mount_namespace();
+    skel->rodata->lg_host_mnt_ns = host_namespace("mnt");
+    skel->rodata->lg_host_net_ns = host_namespace("net");
     std::vector<std::string> uncovered;
     if (attach == Attach::FmodRet) {
         auto plan = plan_fmod_ret(skel->obj);

@@ -27,10 +27,10 @@ REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 DOORS = {
     "task_kill": ["lg_task_kill"],
     "exec": ["lg_bprm_check", "lg_exec_argv_entry", "lg_execveat_argv_entry"],
-    "control_fifo": ["lg_file_open", "lg_file_permission", "lg_inode_rename", "lg_inode_unlink",
-                     "lg_inode_link"],
-    "cgroup_file": ["lg_file_open", "lg_file_permission"],
-    "proc_file": ["lg_file_open", "lg_file_permission"],
+    "control_fifo": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_rename",
+                     "lg_inode_unlink", "lg_inode_link"],
+    "cgroup_file": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
+    "proc_file": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "ptrace": ["lg_ptrace"],
     "sigio": ["lg_sigio", "lg_set_fowner", "lg_file_fcntl", "lg_file_ioctl"],
     "service_socket": ["lg_unix_connect"],
@@ -40,8 +40,8 @@ DOORS = {
              "lg_sb_umount", "lg_sb_mount", "lg_move_mount"],
     "limits": ["lg_setrlimit", "lg_setnice", "lg_setscheduler", "lg_setioprio"],
     "clone_into_cgroup": ["lg_task_alloc"],
-    "mount": ["lg_sb_mount", "lg_sb_umount", "lg_move_mount", "lg_sb_pivotroot"],
-    "sysctl": ["lg_file_open", "lg_file_permission"],
+    "mount": ["lg_sb_mount", "lg_sb_umount", "lg_move_mount", "lg_sb_pivotroot", "lg_fs_param"],
+    "sysctl": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "bpf_load": ["lg_bpf"],
     "perf_event": ["lg_perf_event_alloc"],
     "fanotify": ["lg_path_notify"],
@@ -629,6 +629,21 @@ def umount2(path, flags=0):
 
 
 MS_BIND = 4096
+MS_RDONLY = 1
+MS_REMOUNT = 32
+SYS_fsconfig = 431
+SYS_fspick = 433
+FSCONFIG_SET_FLAG = 0
+
+
+def fspick(path):
+    return _check(libc.syscall(ctypes.c_long(SYS_fspick), ctypes.c_int(-100), ctypes.c_char_p(path.encode()),
+                               ctypes.c_uint(0)))
+
+
+def fsconfig_set_flag(fd, key):
+    return _check(libc.syscall(ctypes.c_long(SYS_fsconfig), ctypes.c_int(fd), ctypes.c_uint(FSCONFIG_SET_FLAG),
+                               ctypes.c_char_p(key.encode()), None, ctypes.c_int(0)))
 
 
 def mount(source, target, fstype, flags=0, data=None):

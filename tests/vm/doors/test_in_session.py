@@ -1020,20 +1020,46 @@ def held_fd(name):
     return D.pidfd_getfd(held["pid"], held["fds"][name])
 
 
-@pytest.mark.parametrize("name", [
+HELD = [
     pytest.param("control", marks=door["control_fifo"]),
     pytest.param("freeze", marks=door["cgroup_file"]),
     pytest.param("core_pattern", marks=door["sysctl"]),
-])
-def test_write_through_fd_opened_before_session(gateway, name):
-    """Zero bytes: the check is the same and nothing is written even where
-    the guard is gone."""
-    fd = held_fd(name)
+]
+# Descriptors tests/vm/doors/run opens before `liveguard-bpf run`, which
+# this session inherits.
+INHERITED = {"control": 7, "freeze": 8, "core_pattern": 9}
+
+
+@pytest.mark.parametrize("name", HELD)
+def test_write_through_fd_passed_in(gateway, name):
+    """A descriptor for writing, opened by a process outside the session and
+    taken here (pidfd_getfd; SCM_RIGHTS is the same hook): refused as it
+    arrives, or at the write. Zero bytes: nothing is written even where the
+    guard is gone."""
+    try:
+        fd = held_fd(name)
+    except PermissionError:
+        assert_kept(gateway)
+        return
     try:
         with pytest.raises(PermissionError):
             os.write(fd, b"")
     finally:
         os.close(fd)
+    assert_kept(gateway)
+
+
+@pytest.mark.parametrize("name", HELD)
+def test_write_through_inherited_fd(gateway, name):
+    """Opened before the session started and inherited: only the write is
+    left to check."""
+    fd = INHERITED[name]
+    try:
+        os.fstat(fd)
+    except OSError:
+        pytest.fail(f"fd {fd} ({name}) was not inherited from tests/vm/doors/run")
+    with pytest.raises(PermissionError):
+        os.write(fd, b"")
     assert_kept(gateway)
 
 
@@ -1103,6 +1129,25 @@ def test_mount_in_machine_namespace(tmp_path, gateway):
     with pytest.raises(PermissionError):
         D.mount("doors", str(tmp_path), "tmpfs")
         D.umount2(str(tmp_path))
+    assert_kept(gateway)
+
+
+@door["mount"]
+@pytest.mark.parametrize("how", ["mount -o remount", "fspick + fsconfig"])
+def test_reconfigure_superblock(gateway, how):
+    """A superblock reconfigured read-only is read-only in every namespace,
+    whichever namespace asked."""
+    target = CFG["host_mount"]
+    if how == "mount -o remount":
+        with pytest.raises(PermissionError):
+            D.mount("none", target, None, D.MS_REMOUNT | D.MS_RDONLY)
+    else:
+        fd = D.fspick(target)
+        try:
+            with pytest.raises(PermissionError):
+                D.fsconfig_set_flag(fd, "ro")
+        finally:
+            os.close(fd)
     assert_kept(gateway)
 
 
