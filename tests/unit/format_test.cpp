@@ -72,6 +72,39 @@ TEST(EventFormat, SideDoorsSayWhatWasRefused) {
     for (std::uint32_t h = 0; h < LG_HOOK_COUNT; ++h) EXPECT_STRNE(hook_name(h), "unknown") << h;
 }
 
+TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
+    lg_event e = sample_event();
+    e.signal = 0;
+    e.target_pid = 0;
+    std::memset(e.target_comm, 0, sizeof e.target_comm);
+    e.hook = LG_HOOK_CGROUP_FILE;
+    e.object_id = 77;
+    e.detail = LG_DETAIL_OPEN_FD;
+    std::strcpy(e.target_comm, "cgroup.freeze");
+    EXPECT_EQ(describe_act(e), "opened cgroup.freeze of cgroup 77 through a file opened earlier");
+    e.hook = LG_HOOK_MOUNT;
+    e.detail = LG_MOUNT_UMOUNT;
+    std::strcpy(e.target_comm, "/");
+    EXPECT_EQ(describe_act(e), "tried to unmount at / in a mount namespace shared with the machine");
+    e.hook = LG_HOOK_SYSCTL;
+    e.detail = 0;
+    std::strcpy(e.target_comm, "core_pattern");
+    EXPECT_EQ(describe_act(e), "wrote /proc/sys file core_pattern");
+    e.hook = LG_HOOK_SIGIO;
+    e.detail = LG_DETAIL_MAP_FULL;
+    std::strcpy(e.target_comm, "null");
+    EXPECT_EQ(describe_act(e), "set the owner (F_SETOWN) of null while liveguard's file-owner map was full");
+    e.hook = LG_HOOK_CONTROL_FIFO;
+    e.detail = LG_DETAIL_RENAME;
+    e.object_id = 9;
+    std::strcpy(e.target_comm, "control");
+    EXPECT_EQ(describe_act(e), "tried to rename, link or remove supervisor control FIFO control (inode 9)");
+    for (std::uint32_t h = LG_HOOK_CLONE_INTO_CGROUP; h < LG_HOOK_COUNT; ++h) {
+        e.hook = h;
+        EXPECT_NE(describe_act(e), "did something refused") << hook_name(h);
+    }
+}
+
 TEST(EventFormat, Text) {
     std::int64_t offset = 1795996800ll * 1000000000ll - 5'000'000'000ll;
     std::string line = format_event_text(sample_event(), offset);
