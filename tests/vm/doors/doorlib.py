@@ -634,6 +634,7 @@ MS_REMOUNT = 32
 SYS_fsconfig = 431
 SYS_fspick = 433
 FSCONFIG_SET_FLAG = 0
+FSCONFIG_SET_STRING = 1
 
 
 def fspick(path):
@@ -641,9 +642,9 @@ def fspick(path):
                                ctypes.c_uint(0)))
 
 
-def fsconfig_set_flag(fd, key):
-    return _check(libc.syscall(ctypes.c_long(SYS_fsconfig), ctypes.c_int(fd), ctypes.c_uint(FSCONFIG_SET_FLAG),
-                               ctypes.c_char_p(key.encode()), None, ctypes.c_int(0)))
+def fsconfig_set_string(fd, key, value):
+    return _check(libc.syscall(ctypes.c_long(SYS_fsconfig), ctypes.c_int(fd), ctypes.c_uint(FSCONFIG_SET_STRING),
+                               ctypes.c_char_p(key.encode()), ctypes.c_char_p(value.encode()), ctypes.c_int(0)))
 
 
 def mount(source, target, fstype, flags=0, data=None):
