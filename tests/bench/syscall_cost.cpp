@@ -262,12 +262,24 @@ std::vector<Row> make_rows(const Setup& s, double scale) {
         }
         return true;
     };
+    // One byte to /dev/null: the write path's permission hook runs for
+    // every write on the machine, and this is about the cheapest write.
+    auto writes = [](int k) {
+        int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return false;
+        char c = 0;
+        bool ok = true;
+        for (int i = 0; i < k && ok; ++i) ok = ::write(fd, &c, 1) == 1;
+        ::close(fd);
+        return ok;
+    };
     std::vector<Row> rows;
     rows.push_back({"kill_nonmember", "kill() non-member -> unprotected", 1.05, false, n(20000), kills});
     rows.push_back({"kill_member", "kill() member -> unprotected", 1.15, true, n(20000), kills});
     rows.push_back({"exec_nonmember", "execve static binary, non-member", 1.02, false, n(100), execs});
     rows.push_back({"exec_member", "execve static binary, member", 1.10, true, n(100), execs});
     rows.push_back({"fork_member", "fork+exit, member", 1.05, true, n(200), forks});
+    rows.push_back({"write_nonmember", "write() 1 byte to /dev/null, non-member", 1.02, false, n(20000), writes});
     return rows;
 }
 
