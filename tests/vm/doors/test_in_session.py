@@ -979,28 +979,6 @@ def test_kill_watcher():
 # permission marks, realtime scheduling, and moving a control FIFO.
 # =============================================================================
 
-SYS_clone3 = 435
-CLONE_INTO_CGROUP = 0x200000000
-
-
-def clone3_into(cgroup_dir):
-    """clone3(CLONE_INTO_CGROUP) into cgroup_dir; the child exits at once.
-    Raises OSError when refused."""
-    cgfd = os.open(cgroup_dir, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        args = struct.pack("11Q", CLONE_INTO_CGROUP, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, 0, 0, cgfd)
-        buf = ctypes.create_string_buffer(args, len(args))
-        pid = D.libc.syscall(ctypes.c_long(SYS_clone3), buf, ctypes.c_size_t(len(args)))
-        if pid == 0:
-            os._exit(0)
-        if pid < 0:
-            e = ctypes.get_errno()
-            raise OSError(e, os.strerror(e))
-        os.waitpid(pid, 0)
-    finally:
-        os.close(cgfd)
-
-
 @door["clone_into_cgroup"]
 @pytest.mark.parametrize("where", ["elsewhere", "the gateway's cgroup"])
 def test_clone3_into_cgroup(gateway, where):
@@ -1008,7 +986,7 @@ def test_clone3_into_cgroup(gateway, where):
     born in the gateway's cgroup could exhaust its memory limit."""
     target = CFG["elsewhere_cg"] if where == "elsewhere" else gateway.cgroup
     with pytest.raises(PermissionError):
-        clone3_into(target)
+        D.clone3_into(target)
     assert_kept(gateway)
 
 

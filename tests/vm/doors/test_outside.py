@@ -209,19 +209,7 @@ def test_outside_s6_svc_restarts_gateway(gateway):
 # --- what members may not do, done outside any session ------------------------
 
 def test_outside_clone3_into_cgroup():
-    import ctypes
-    import struct
-    cgfd = os.open(CFG["elsewhere_cg"], os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        args = struct.pack("11Q", 0x200000000, 0, 0, 0, signal.SIGCHLD, 0, 0, 0, 0, 0, cgfd)
-        buf = ctypes.create_string_buffer(args, len(args))
-        pid = D.libc.syscall(ctypes.c_long(435), buf, ctypes.c_size_t(len(args)))
-        if pid == 0:
-            os._exit(0)
-        assert pid > 0, os.strerror(ctypes.get_errno())
-        os.waitpid(pid, 0)
-    finally:
-        os.close(cgfd)
+    D.clone3_into(CFG["elsewhere_cg"])
 
 
 def test_outside_mount_and_umount(tmp_path):
