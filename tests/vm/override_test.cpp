@@ -1,7 +1,8 @@
-// A member that loads BPF programs of its own cannot undo a refusal: a
-// program attached where the guard's runs, returning "allowed", changes
-// nothing, in either attach form. fmod_ret and LSM programs can only add
-// refusals: the first non-zero return ends the chain.
+// A member that tries to load BPF programs of its own cannot undo a
+// refusal: the load itself is refused (the bpf_load door), and a program
+// attached where the guard's runs, returning "allowed", would change
+// nothing in either attach form anyway: fmod_ret and LSM programs can only
+// add refusals, the first non-zero return ends the chain.
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <gtest/gtest.h>
@@ -48,12 +49,15 @@ TEST_F(Guard, AMembersOwnProgramsCannotUndoARefusal) {
     protect(t.pid());
     Session s;
     int rc = s.as_member([&] {
-        // Both forms, whichever the guard uses: neither may let the kill
-        // through.
-        if (int e = attach_allow_all("security_task_kill", false)) return 1000 + e;
-        if (int e = attach_allow_all("bpf_lsm_task_kill", true)) return 2000 + e;
+        // Both forms, whichever the guard uses: each is refused at load,
+        // and the kill after them is refused too.
+        int fmod = attach_allow_all("security_task_kill", false);
+        int lsm = attach_allow_all("bpf_lsm_task_kill", true);
+        if (fmod != EPERM) return 1000 + fmod;
+        if (lsm != EPERM) return 2000 + lsm;
         return sys_kill(t.pid(), SIGTERM);
     });
-    EXPECT_EQ(rc, EPERM) << "1000+errno: the fmod_ret program did not attach; 2000+errno: the LSM one";
+    EXPECT_EQ(rc, EPERM) << "1000+errno: the fmod_ret program's load was not refused (0: it attached); "
+                            "2000+errno: the LSM one's";
     EXPECT_TRUE(t.untouched());
 }
