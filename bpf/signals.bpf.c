@@ -62,7 +62,7 @@ int BPF_PROG(lg_setnice, struct task_struct *p, int nice, int ret)
  * sched_setattr(), whose struct the kernel has already copied: what is
  * in user memory now may not be what it read. -1 for the other ways here
  * (sched_setparam, affinity, cpuset moves), which never change the class. */
-#define LG_POLICY_ANY -2
+#define LG_POLICY_ANY ((int)LG_DETAIL_SCHED_SETATTR)
 
 static __always_inline int requested_policy(void)
 {

@@ -136,6 +136,9 @@ enum lg_mount_kind {
  * opened earlier (before the session, or by someone else) and the write
  * itself was refused. */
 #define LG_DETAIL_OPEN_FD 0x100
+/* lg_event.detail of a LG_HOOK_REALTIME refusal of sched_setattr(), whose
+ * policy the hook cannot read (otherwise the policy asked for). */
+#define LG_DETAIL_SCHED_SETATTR 0xfffffffeu
 /* lg_event.detail of a control FIFO renamed, linked or removed. */
 #define LG_DETAIL_RENAME 0x400
 /* lg_event.detail of a LG_HOOK_SIGIO refusal: F_SETOWN found its map full. */

@@ -99,6 +99,14 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     e.object_id = 9;
     std::strcpy(e.target_comm, "control");
     EXPECT_EQ(describe_act(e), "tried to rename, link or remove supervisor control FIFO control (inode 9)");
+    e.hook = LG_HOOK_REALTIME;
+    e.detail = LG_DETAIL_SCHED_SETATTR;
+    e.target_pid = 5;
+    e.target_tid = 5;
+    std::strcpy(e.target_comm, "python3");
+    EXPECT_EQ(describe_act(e), "called sched_setattr (refused to members whatever the policy) for python3[5]");
+    e.detail = 1;
+    EXPECT_EQ(describe_act(e), "asked for realtime scheduling (policy 1) for python3[5]");
     for (std::uint32_t h = LG_HOOK_CLONE_INTO_CGROUP; h < LG_HOOK_COUNT; ++h) {
         e.hook = h;
         EXPECT_NE(describe_act(e), "did something refused") << hook_name(h);

@@ -116,6 +116,8 @@ std::string describe_act(const lg_event& e) {
         case LG_HOOK_PERF_EVENT: return "opened a perf event that signals (sigtrap)";
         case LG_HOOK_FANOTIFY: return "placed a fanotify permission mark" + (name.empty() ? "" : " on " + name);
         case LG_HOOK_REALTIME:
+            if (e.detail == LG_DETAIL_SCHED_SETATTR)
+                return "called sched_setattr (refused to members whatever the policy) for " + target_string(e);
             return "asked for realtime scheduling (policy " + std::to_string(e.detail) + ") for " + target_string(e);
         default: return "did something refused";
     }
