@@ -19,7 +19,8 @@ static __always_inline void record_protected_pid(struct task_struct *leader)
 		count(LG_COUNTER_PROTECTED_PIDS_FULL);
 }
 
-/* The [[protect]] that protects `t`, by mark or by cgroup; 0 when none. */
+/* Whether `t` is protected, by mark or by cgroup; `source` receives the
+ * [[protect]] that protects it. */
 static __always_inline bool protecting_source(struct task_struct *t, __u32 *source)
 {
 	struct lg_protected *m = covering_mark(t);
