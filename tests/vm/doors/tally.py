@@ -3,8 +3,10 @@
 
   tally.py results COLLECTED TESTFILE RESULTS   per-test outcome of one run; last line COUNTS p f s
   tally.py events EVENTS                        a refusal event per door?; last line COUNTS ok missing
-  tally.py groups COLLECTED                     control groups: DOORS|MARK-EXPRESSION|PROGRAMS
-  tally.py control COLLECTED RESULTS DOORS      did each test of the group go red?; COUNTS red green
+  tally.py groups COLLECTED [BATCH]             control runs: DOORS|MARK-EXPRESSION|PROGRAMS, each
+                                                for BATCH door groups (default 1); DOORS is
+                                                GROUP,GROUP,... and a GROUP is DOOR+DOOR...
+  tally.py control COLLECTED RESULTS DOORS      did each test of the run's groups go red?; COUNTS red green
   tally.py links                                {program: {link_id, prog_id}} of the pinned links
   tally.py wait-protected TIMEOUT               wait for the gateway to be up and listed protected
 """
@@ -115,35 +117,48 @@ def groups_of(collected):
     return sets
 
 
-def cmd_groups(collected):
-    for s in groups_of(load_collected(collected)):
-        expr = " and ".join([f"door_{d}" for d in s] +
-                            [f"not door_{d}" for d in doorlib.DOORS if d not in s])
+def group_expr(s):
+    """The tests whose doors are exactly the group s."""
+    return " and ".join([f"door_{d}" for d in s] + [f"not door_{d}" for d in doorlib.DOORS if d not in s])
+
+
+def cmd_groups(collected, batch="1"):
+    """One control run per BATCH groups: their doors' programs all removed
+    at once, their tests all run. Every test still has to go red without
+    the guard; batching only spares the runs' fixed cost (reloading the
+    guard, starting pytest under emulation)."""
+    groups = groups_of(load_collected(collected))
+    n = max(1, int(batch))
+    for i in range(0, len(groups), n):
+        chunk = groups[i:i + n]
+        expr = " or ".join(f"({group_expr(s)})" for s in chunk)
         progs = []
-        for d in s:
-            for p in doorlib.DOORS[d]:
-                if p not in progs:
-                    progs.append(p)
-        print(f"{'+'.join(s)}|{expr}|{' '.join(progs)}")
+        for s in chunk:
+            for d in s:
+                for p in doorlib.DOORS[d]:
+                    if p not in progs:
+                        progs.append(p)
+        print(f"{','.join('+'.join(s) for s in chunk)}|{expr}|{' '.join(progs)}")
 
 
 def cmd_control(collected, results, doors):
-    want = tuple(doors.split("+"))
+    wants = [tuple(g.split("+")) for g in doors.split(",")]
     order = list(doorlib.DOORS)
     tests = [t for t in load_collected(collected)
              if t["nodeid"].startswith("test_in_session.py::")
-             and tuple(sorted(t["doors"], key=order.index)) == want]
+             and tuple(sorted(t["doors"], key=order.index)) in wants]
     res = load_results(results)
     red = green = 0
     for t in tests:
+        own = "+".join(sorted(t["doors"], key=order.index))
         o = res.get(t["nodeid"], "not run")
         if o in ("failed", "error"):
             red += 1
-            print(f"control: {t['nodeid']} went red without door {doors}" +
+            print(f"control: {t['nodeid']} went red without door {own}" +
                   (" (fixture error)" if o == "error" else ""))
         else:
             green += 1
-            print(f"control: FAILED: {t['nodeid']} {o} without door {doors}, so it does not test it")
+            print(f"control: FAILED: {t['nodeid']} {o} without door {own}, so it does not test it")
     # Results for tests outside the group mean the selection was wrong.
     names = {t["nodeid"] for t in tests}
     for n in res:
