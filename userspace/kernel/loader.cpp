@@ -224,12 +224,13 @@ std::size_t load_attached(Attach attach, std::vector<std::string>& created,
 
 // A program goes on running after its pin is unlinked until the kernel has
 // released the link and taken it off its hook, which newer kernels defer
-// (an RCU grace period, then a work item: over a second under emulation).
+// (an RCU grace period, then a work item: over a second under emulation,
+// and over ten on an emulated machine whose CPUs are all busy).
 // A program is freed only once it is off its hook, so enforcement has
 // stopped once every program of ours is gone, and `unload` says so only
 // then.
 void wait_programs_gone(const std::vector<__u32>& ids) {
-    for (int round = 0; round < 1000; ++round) {
+    for (int round = 0; round < 3000; ++round) {
         bool any = false;
         for (__u32 id : ids) {
             int fd = bpf_prog_get_fd_by_id(id);
@@ -241,7 +242,7 @@ void wait_programs_gone(const std::vector<__u32>& ids) {
         if (!any) return;
         ::usleep(10000);
     }
-    throw Error("liveguard's programs still run 10 s after their pins were removed",
+    throw Error("liveguard's programs still run 30 s after their pins were removed",
                 "something else holds them; list them with bpftool prog");
 }
 
