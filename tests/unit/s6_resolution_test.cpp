@@ -108,6 +108,15 @@ private:
     pid_t supervise_ = 0;
 };
 
+// What the s6 target itself names: the test plays the service, and the
+// reader of its output (a pipe when the tests run under `tee`) is
+// protected too, which pipe_readers_test covers.
+std::size_t s6_processes(const Resolution& r) {
+    std::size_t n = 0;
+    for (const auto& p : r.processes) n += p.why.rfind("reader of the ", 0) != 0;
+    return n;
+}
+
 }  // namespace
 
 TEST(S6Resolution, ProtectsTheLogServiceBesideTheService) {
@@ -143,7 +152,7 @@ TEST(S6Resolution, ALogServiceNotUpYetIsRetriedAndItsControlStillGuarded) {
     EXPECT_TRUE(r.retry);
     EXPECT_TRUE(guards(r, dir + "/log/supervise/control"));
     EXPECT_TRUE(r.watch_dirs.count(dir + "/log"));
-    EXPECT_EQ(r.processes.size(), 1u);
+    EXPECT_EQ(s6_processes(r), 1u);
     EXPECT_TRUE(r.warnings.empty());
 }
 
@@ -155,7 +164,7 @@ TEST(S6Resolution, ALogFileIsNotALogService) {
     auto r = resolve(s6_target(dir), "/sys/fs/cgroup");
     EXPECT_FALSE(guards(r, dir + "/log/supervise/control"));
     EXPECT_FALSE(r.watch_dirs.count(dir + "/log"));
-    EXPECT_EQ(r.processes.size(), 1u);
+    EXPECT_EQ(s6_processes(r), 1u);
 }
 
 TEST(S6Resolution, ProtectsTheScanDirectorysSvscanWithoutItsChildren) {

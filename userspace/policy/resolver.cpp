@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "base/cgroup.h"
 #include "base/fd.h"
@@ -18,6 +19,7 @@
 #include "kernel/exec_words.h"
 #include "liveguard/abi.h"
 #include "policy/pidfile.h"
+#include "policy/pipe_readers.h"
 #include "policy/s6_status.h"
 
 namespace liveguard {
@@ -311,6 +313,24 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
                 }
             }
             break;
+    }
+    // A service writing into a pipe dies of SIGPIPE once its last reader
+    // is gone: whoever reads its output is protected with it (an s6
+    // service's log service is found above, by name).
+    std::vector<pid_t> services;
+    std::map<pid_t, std::string> why;
+    for (const auto& p : r.processes)
+        if (!p.inherit) {  // a supervisor's output is not the service's
+            services.push_back(p.pid);
+            why.emplace(p.pid, p.why);
+        }
+    for (const auto& reader : output_pipe_readers(services)) {
+        bool known = false;
+        for (const auto& q : r.processes) known |= q.pid == reader.pid;
+        if (known) continue;
+        r.processes.push_back({reader.pid, false,
+                               std::string("reader of the ") + (reader.service_fd == 1 ? "stdout" : "stderr") +
+                                   " of pid " + std::to_string(reader.service) + " (" + why[reader.service] + ")"});
     }
     return r;
 }

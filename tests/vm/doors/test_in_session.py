@@ -419,6 +419,23 @@ def test_kill_parent_of_pdeathsig_service(gateway):
 
 
 @door["task_kill"]
+def test_kill_reader_of_service_output_pipe(gateway):
+    """A service not under s6 writes its stdout into a pipe: killing the
+    process reading it would kill the service by SIGPIPE at its next
+    write. Whoever reads a protected service's output is protected."""
+    service = D.wait_until(lambda: _read_pid(CFG["piped_service"]), 20)
+    reader = _read_pid(CFG["piped_reader"])
+    assert service and reader, "the piped service did not start"
+    assert D.wait_until(lambda: D.listed_protected(reader), 20), f"pipe reader {reader} never protected"
+    with pytest.raises(PermissionError):
+        os.kill(reader, signal.SIGKILL)
+    time.sleep(0.5)
+    assert D.proc_stat(reader) is not None, "the reader died"
+    assert D.proc_stat(service) is not None, "the service died (SIGPIPE)"
+    assert_kept(gateway, settle=0)
+
+
+@door["task_kill"]
 def test_kill_s6_svscan(gateway):
     """SIGTERM to the scan directory's s6-svscan tears down every service
     it supervises."""
