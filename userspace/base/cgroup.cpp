@@ -115,6 +115,18 @@ void require_cgroup2_dir(const std::string& dir) {
         throw Error(dir + " is not a directory", "give a cgroup v2 directory");
 }
 
+std::optional<std::string> cgroup_dir_of(const std::string& mount, pid_t pid) {
+    auto text = read_small_file("/proc/" + std::to_string(pid) + "/cgroup", 4096);
+    if (!text) return std::nullopt;
+    // cgroup v2's line is "0::/path".
+    std::size_t at = text->find("0::");
+    if (at == std::string::npos) return std::nullopt;
+    std::size_t end = text->find('\n', at);
+    std::string rel = text->substr(at + 3, end == std::string::npos ? std::string::npos : end - at - 3);
+    if (rel.empty() || rel[0] != '/') return std::nullopt;
+    return rel == "/" ? mount : mount + rel;
+}
+
 std::uint64_t cgroup_id_of(const std::string& dir) {
     KernfsHandle h{};
     h.fh.handle_bytes = sizeof(h.id);

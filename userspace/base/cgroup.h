@@ -24,6 +24,10 @@ void require_cgroup2_dir(const std::string& dir);
 // bpf_get_current_ancestor_cgroup_id() reports it.
 std::uint64_t cgroup_id_of(const std::string& dir);
 
+// The cgroup v2 directory (under `mount`) that process `pid` is in, from
+// its /proc/<pid>/cgroup; nothing when the process is gone.
+std::optional<std::string> cgroup_dir_of(const std::string& mount, pid_t pid);
+
 // The nesting level below the root (root = 0) of a directory under `mount`.
 int cgroup_level(const std::string& mount, const std::string& dir);
 

@@ -25,16 +25,10 @@ void GuardedCgroups::add_chain(const std::string& dir) {
 }
 
 bool GuardedCgroups::add_chain_of(pid_t pid) {
-    auto text = read_small_file("/proc/" + std::to_string(pid) + "/cgroup", 4096);
-    if (!text) return false;
-    // cgroup v2's line is "0::/path".
-    std::size_t at = text->find("0::");
-    if (at == std::string::npos) return false;
-    std::size_t end = text->find('\n', at);
-    std::string rel = text->substr(at + 3, end == std::string::npos ? std::string::npos : end - at - 3);
-    if (rel.empty() || rel[0] != '/') return false;
+    auto dir = cgroup_dir_of(mount_, pid);
+    if (!dir) return false;
     try {
-        add_chain(rel == "/" ? mount_ : mount_ + rel);
+        add_chain(*dir);
     } catch (const std::exception&) {
         return false;  // the process moved or its cgroup went away meanwhile
     }

@@ -30,6 +30,7 @@ bool opened_for_reading(const std::string& fdinfo) {
     auto at = text->find("flags:");
     if (at == std::string::npos) return false;
     long flags = std::strtol(text->c_str() + at + 6, nullptr, 8);
+    if (flags & O_PATH) return false;  // its access bits read as O_RDONLY, yet it reads nothing
     int mode = static_cast<int>(flags) & O_ACCMODE;
     return mode == O_RDONLY || mode == O_RDWR;
 }

@@ -320,7 +320,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
     std::vector<pid_t> services;
     std::map<pid_t, std::string> why;
     for (const auto& p : r.processes)
-        if (!p.inherit) {  // a supervisor's output is not the service's
+        if (!p.inherit) {  // a supervisor's output is its own, not the service's
             services.push_back(p.pid);
             why.emplace(p.pid, p.why);
         }
@@ -330,7 +330,8 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         if (known) continue;
         r.processes.push_back({reader.pid, false,
                                std::string("reader of the ") + (reader.service_fd == 1 ? "stdout" : "stderr") +
-                                   " of pid " + std::to_string(reader.service) + " (" + why[reader.service] + ")"});
+                                   " of pid " + std::to_string(reader.service) + " (" + why[reader.service] + ")",
+                               true});
     }
     return r;
 }

@@ -18,6 +18,7 @@ struct ProcessToProtect {
     pid_t pid = 0;
     bool inherit = false;  // a supervisor: its children are protected at fork
     std::string why;       // e.g. "s6-supervise of /run/service/gateway-default"
+    bool pipe_reader = false;  // reads a service's output: protected only outside sessions
 };
 
 struct Resolution {
