@@ -439,6 +439,31 @@ def test_kill_reader_of_service_output_pipe(gateway):
     assert_kept(gateway, settle=0)
 
 
+def test_pass_reading_service_output_does_not_protect_a_member(tmp_path):
+    """A member that holds the read end of a protected service's output pipe
+    (handed over by the reader) is not made protected: that would put it
+    out of its own session's reach. The watcher says why instead."""
+    service = D.wait_until(lambda: _read_pid(CFG["piped_service"]), 20)
+    assert service, "the piped service did not start"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+        c.connect(CFG["piped_reader_sock"])
+        _, fds, _, _ = socket.recv_fds(c, 16, 1)
+    assert fds, "the reader sent no descriptor"
+    try:
+        # A change in the PID file's directory makes the watcher resolve
+        # the target again, and look for readers.
+        nudge = os.path.join(CFG["hermes_home"], f"nudge-{os.getpid()}")
+        open(nudge, "w").close()
+        os.unlink(nudge)
+        warning = f"pid {os.getpid()} is a reader of the stdout of pid {service}"
+        seen = D.wait_until(lambda: warning in json.dumps(D.status_json() or {}), 30)
+        assert seen, "the watcher never reported the member reader"
+        assert not D.listed_protected(os.getpid()), "a session member was protected"
+        assert D.in_session()
+    finally:
+        os.close(fds[0])
+
+
 @door["task_kill"]
 def test_kill_s6_svscan(gateway):
     """SIGTERM to the scan directory's s6-svscan tears down every service
