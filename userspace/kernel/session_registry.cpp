@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <ctime>
@@ -100,6 +102,26 @@ std::uint64_t SessionRegistry::marked_session_of(int members_fd, int pidfd) cons
     lg_session s{};
     if (bpf_map_lookup_elem(fd_, &m.session_cgroup_id, &s) != 0) return 0;
     return m.session_cgroup_id;
+}
+
+bool SessionRegistry::has_member(const std::string& mount, int members_fd, pid_t pid) const {
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd) return false;
+    if (marked_session_of(members_fd, pidfd.get()) != 0) return true;
+    auto dir = cgroup_dir_of(mount, pid);
+    if (!dir) return false;
+    for (std::string d = *dir; d.size() > mount.size();) {
+        std::uint64_t id = 0;
+        try {
+            id = cgroup_id_of(d);
+        } catch (const std::exception&) {
+            return false;  // moved or removed meanwhile
+        }
+        lg_session s{};
+        if (bpf_map_lookup_elem(fd_, &id, &s) == 0) return true;
+        d.resize(d.rfind('/'));
+    }
+    return false;
 }
 
 void SessionRegistry::ensure_overflow_session() {

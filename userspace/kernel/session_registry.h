@@ -48,6 +48,11 @@ public:
     // (0 when none, or when its session has ended).
     std::uint64_t marked_session_of(int members_fd, int pidfd) const;
 
+    // Whether process `pid` is a session member by either rule above (its
+    // mark, or its cgroup or an ancestor under `mount` tagged). A process
+    // that is gone is no member.
+    bool has_member(const std::string& mount, int members_fd, pid_t pid) const;
+
     // The shared session execs join when theirs cannot be recorded.
     void ensure_overflow_session();
 

@@ -2,9 +2,7 @@
 // inotify watches that say when another pass is due.
 #include "watcher/reconciler.h"
 
-#include <bpf/bpf.h>
 #include <sys/inotify.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,7 +15,6 @@
 #include "kernel/guarded_inodes.h"
 #include "kernel/protected_set.h"
 #include "kernel/session_registry.h"
-#include "liveguard/abi.h"
 #include "policy/resolver.h"
 #include "watcher/log.h"
 #include "watcher/watcher_state.h"
@@ -33,31 +30,6 @@ constexpr std::uint32_t kCgroupWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO |
 // Owners of the guarded files no target names.
 const std::string kControlBinaries = "service-control binaries";
 const std::string kServiceManagerSockets = "service manager sockets";
-
-// Whether `pid` is a session member: marked as a member's descendant, or
-// in a tagged session cgroup or below one (the kernel's two answers).
-bool in_session(const PinnedMaps& maps, const std::string& mount, pid_t pid) {
-    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pidfd) return false;  // gone: nothing to protect either
-    SessionRegistry sessions(maps.sessions.get(), maps.settings.get());
-    if (sessions.marked_session_of(maps.members.get(), pidfd.get()) != 0) return true;
-    auto dir = cgroup_dir_of(mount, pid);
-    if (!dir) return false;
-    for (std::string d = *dir; d.size() > mount.size();) {
-        std::uint64_t id = 0;
-        try {
-            id = cgroup_id_of(d);
-        } catch (const std::exception&) {
-            return false;  // moved or removed meanwhile
-        }
-        lg_session s{};
-        if (bpf_map_lookup_elem(maps.sessions.get(), &id, &s) == 0) return true;
-        auto slash = d.rfind('/');
-        if (slash == std::string::npos) break;
-        d.resize(slash);
-    }
-    return false;
-}
 
 }  // namespace
 
@@ -113,7 +85,8 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
     for (const auto& p : r.processes) {
         // A test reading a service's output is no keeper of it: protected,
         // it would be out of its own session's reach.
-        if (p.pipe_reader && in_session(maps_, mount_, p.pid)) {
+        if (p.pipe_reader &&
+            SessionRegistry(maps_.sessions.get(), maps_.settings.get()).has_member(mount_, maps_.members.get(), p.pid)) {
             pass.warnings.insert(t.describe() + ": pid " + std::to_string(p.pid) + " is a " + p.why +
                                  ", but a session member; not protected");
             continue;
