@@ -29,8 +29,13 @@ void journal_append(const std::string& line) {
         throw_errno(std::string("cannot append to ") + paths::kJournal, errno);
 }
 
-JournalReader::JournalReader(bool from_start)
-    : fd_(::open(paths::kJournal, O_RDONLY | O_CLOEXEC)) {
+JournalReader::JournalReader(bool from_start) {
+    // From the start means the rotated file too: what it holds is as recent
+    // as a minute ago when the journal has just been rotated. read_new()
+    // moves on to the current file once the rotated one is read.
+    if (from_start) fd_ = UniqueFd(::open((std::string(paths::kJournal) + ".1").c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd_) return;
+    fd_ = UniqueFd(::open(paths::kJournal, O_RDONLY | O_CLOEXEC));
     struct stat st {};
     if (!from_start && fd_ && ::fstat(fd_.get(), &st) == 0) offset_ = st.st_size;
 }

@@ -18,7 +18,8 @@ void journal_append(const std::string& line);
 
 class JournalReader {
 public:
-    // From the journal's start, or from its current end.
+    // From the journal's start (the rotated file's, if there is one), or
+    // from its current end.
     explicit JournalReader(bool from_start);
     // Complete lines appended since the last call. A rotation between
     // calls loses nothing: the rotated file is read to its end first.

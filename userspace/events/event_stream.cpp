@@ -21,8 +21,6 @@ EventStream::EventStream(int events_fd, int counters_fd, Handler on_event, LostH
     : counters_fd_(counters_fd), on_event_(std::move(on_event)), on_lost_(std::move(on_lost)) {
     rb_ = ring_buffer__new(events_fd, &EventStream::on_sample, this, nullptr);
     if (!rb_) throw_errno("cannot open the event ring buffer", errno);
-    // Losses from before we started are history; report only new ones.
-    lost_seen_ = read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST];
 }
 
 EventStream::~EventStream() { ring_buffer__free(rb_); }
@@ -41,19 +39,6 @@ int EventStream::on_sample(void* ctx, void* data, std::size_t size) {
     return 0;
 }
 
-void EventStream::check_lost() {
-    std::uint64_t lost = read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST];
-    if (lost > lost_seen_) {
-        on_lost_(lost - lost_seen_, lost);
-        lost_seen_ = lost;
-    }
-}
-
-void EventStream::set_lost_reported(std::uint64_t total) {
-    std::uint64_t now = read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST];
-    lost_seen_ = total <= now ? total : 0;
-}
-
 void EventStream::poll_once(int timeout_ms) {
     if (timeout_ms != 0) {
         struct pollfd p = {fd(), POLLIN, 0};
@@ -69,7 +54,7 @@ void EventStream::poll_once(int timeout_ms) {
     taken_ = 0;
     int n = ring_buffer__consume(rb_);
     if (n < 0 && n != -EINTR && n != kBatchFull) throw_errno("cannot read the event ring buffer", -n);
-    check_lost();
+    on_lost_(read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST]);
 }
 
 }  // namespace liveguard

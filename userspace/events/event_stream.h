@@ -15,7 +15,9 @@ namespace liveguard {
 class EventStream {
 public:
     using Handler = std::function<void(const lg_event&)>;
-    using LostHandler = std::function<void(std::uint64_t newly_lost, std::uint64_t total)>;
+    // Called after every read with the kernel's count of events lost since
+    // the load, while this reader still has its turn.
+    using LostHandler = std::function<void(std::uint64_t total_lost)>;
 
     // `events_fd` and `counters_fd` are pinned-map fds kept open by the caller.
     EventStream(int events_fd, int counters_fd, Handler on_event, LostHandler on_lost);
@@ -27,21 +29,16 @@ public:
     void poll_once(int timeout_ms);
     // Readable when events wait (an epoll fd), for a caller's own poll loop.
     int fd() const;
-    // Losses up to `total` were reported already (by an earlier consumer);
-    // a total below it means the counters were reset by a new load.
-    void set_lost_reported(std::uint64_t total);
     // At most `n` events per poll_once (0: no limit); the rest wait.
     void set_batch(std::size_t n) { batch_ = n; }
 
 private:
     static int on_sample(void* ctx, void* data, std::size_t size);
-    void check_lost();
 
     ::ring_buffer* rb_ = nullptr;
     int counters_fd_;
     Handler on_event_;
     LostHandler on_lost_;
-    std::uint64_t lost_seen_ = 0;
     std::size_t batch_ = 0;
     std::size_t taken_ = 0;
     // What on_sample returns to end a batch; libbpf has consumed the event.
