@@ -4,6 +4,7 @@
  * pins that keep them alive after the loader exits. */
 #include "lib/gate.h"
 #include "lib/inodes.h"
+#include "lib/trees.h"
 
 static __always_inline bool ours(const char *name)
 {
@@ -97,22 +98,31 @@ static __always_inline int pin_change(struct inode *dir, struct dentry *d)
 	return 0;
 }
 
+/* Any change to a directory's entries: liveguard's pins and control FIFOs
+ * first, then protected trees and files. */
+static __always_inline int name_change(struct inode *dir, struct dentry *d, __u32 op)
+{
+	int r = pin_change(dir, d);
+
+	return r ? r : tree_change(d, op);
+}
+
 SEC("lsm/inode_unlink")
 int BPF_PROG(lg_inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_UNLINK);
 }
 
 SEC("lsm/inode_rmdir")
 int BPF_PROG(lg_inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_RMDIR);
 }
 
 SEC("lsm/inode_create")
 int BPF_PROG(lg_inode_create, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_CREATE);
 }
 
 /* Hard links, symlinks, directories and device nodes made in the pin
@@ -124,29 +134,29 @@ int BPF_PROG(lg_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 {
 	if (ret)
 		return ret;
-	int r = pin_change(dir, new_dentry);
+	int r = name_change(dir, new_dentry, LG_PATH_LINK);
 
-	return r ? r : pin_change(dir, old_dentry);
+	return r ? r : name_change(dir, old_dentry, LG_PATH_LINK);
 }
 
 SEC("lsm/inode_symlink")
 int BPF_PROG(lg_inode_symlink, struct inode *dir, struct dentry *dentry, const char *old_name,
 	     int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_SYMLINK);
 }
 
 SEC("lsm/inode_mkdir")
 int BPF_PROG(lg_inode_mkdir, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_MKDIR);
 }
 
 SEC("lsm/inode_mknod")
 int BPF_PROG(lg_inode_mknod, struct inode *dir, struct dentry *dentry, umode_t mode, dev_t dev,
 	     int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_CREATE);
 }
 
 /* security_inode_rename() passes the rename flags after the four
@@ -165,7 +175,7 @@ int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 		ret = (int)LG_CTX_WORD(ctx, 32);
 	if (ret)
 		return ret;
-	int r = pin_change(old_dir, old_dentry);
+	int r = name_change(old_dir, old_dentry, LG_PATH_RENAME);
 
-	return r ? r : pin_change(new_dir, new_dentry);
+	return r ? r : name_change(new_dir, new_dentry, LG_PATH_RENAME);
 }
