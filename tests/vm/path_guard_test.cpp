@@ -304,6 +304,7 @@ TEST_F(PathGuard, GitCannotChangeACheckoutWhoseGitDirectoryIsProtected) {
     EXPECT_NE(sh_in(&s, in + git + "pull -q --no-rebase origin main", log), 0);
     EXPECT_NE(sh_in(&s, in + git + "stash", log), 0);
     EXPECT_NE(sh_in(&s, in + git + "checkout -- pyproject.toml", log), 0);
+    EXPECT_NE(sh_in(&s, in + git + "reset -q --hard", log), 0);
     EXPECT_EQ(state(), before) << read_file(log).value_or("");
     // Reading the repository still works.
     EXPECT_EQ(sh_in(&s, in + git + "status --short && " + git + "log --oneline && " + git + "diff --stat", log), 0)
