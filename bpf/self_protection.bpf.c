@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Self-protection: a member may not switch the guard off. Liveguard's
  * maps, programs and links are out of its reach, and so are the bpffs
- * pins that keep them alive after the loader exits. */
+ * pins that keep them alive after the loader exits. The directory-entry
+ * hooks here also keep control FIFOs where the watcher found them and
+ * protected trees as they are (lib/trees.h). */
 #include "lib/gate.h"
 #include "lib/inodes.h"
 #include "lib/trees.h"
@@ -134,9 +136,15 @@ int BPF_PROG(lg_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 {
 	if (ret)
 		return ret;
-	int r = name_change(dir, new_dentry, LG_PATH_LINK);
+	/* The narrower doors first, for both names: the event then says a
+	 * control FIFO was linked rather than that a tree changed. */
+	int r = pin_change(dir, new_dentry);
 
-	return r ? r : name_change(dir, old_dentry, LG_PATH_LINK);
+	if (!r)
+		r = pin_change(dir, old_dentry);
+	if (!r)
+		r = tree_change(new_dentry, LG_PATH_LINK);
+	return r ? r : tree_change(old_dentry, LG_PATH_LINK);
 }
 
 SEC("lsm/inode_symlink")
@@ -175,7 +183,11 @@ int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 		ret = (int)LG_CTX_WORD(ctx, 32);
 	if (ret)
 		return ret;
-	int r = name_change(old_dir, old_dentry, LG_PATH_RENAME);
+	int r = pin_change(old_dir, old_dentry);
 
-	return r ? r : name_change(new_dir, new_dentry, LG_PATH_RENAME);
+	if (!r)
+		r = pin_change(new_dir, new_dentry);
+	if (!r)
+		r = tree_change(old_dentry, LG_PATH_RENAME);
+	return r ? r : tree_change(new_dentry, LG_PATH_RENAME);
 }
