@@ -132,6 +132,8 @@ protected:
         write_text(kTree + "/config.yaml", "model: live\n");
         write_text(kTree + "/sessions/db.sqlite", "live sessions\n");
         write_text(kOutside + "/incoming", "from outside\n");
+        ASSERT_EQ(::setxattr((kTree + "/sessions/db.sqlite").c_str(), "trusted.lg", "v", 1, 0), 0)
+            << std::strerror(errno);
     }
     void TearDown() override {
         lg({"unload"});
@@ -194,6 +196,9 @@ TEST_F(PathGuard, EveryKindOfChangeInsideTheTreeIsRefusedAndLeavesItUnchanged) {
              return err(::utimes(kConfig.c_str(), tv));
          }},
         {"setxattr", [] { return err(::setxattr(kConfig.c_str(), "trusted.lg", "x", 1, 0)); }},
+        {"removexattr", [] { return err(::removexattr((kTree + "/sessions/db.sqlite").c_str(), "trusted.lg")); }},
+        {"mount over a directory in it",
+         [] { return err(::mount("tmpfs", (kTree + "/sessions").c_str(), "tmpfs", 0, nullptr)); }},
         {"rename the tree itself", [] { return err(::rename(kTree.c_str(), (kOutside + "/hermes").c_str())); }},
         {"unlink in a subdirectory", [] { return err(::unlink((kTree + "/sessions/db.sqlite").c_str())); }},
     };
@@ -207,6 +212,21 @@ TEST_F(PathGuard, EveryKindOfChangeInsideTheTreeIsRefusedAndLeavesItUnchanged) {
               }),
               0);
     EXPECT_EQ(s.as_member([] { return err_fd(::open(kTree.c_str(), O_RDONLY | O_DIRECTORY)); }), 0);
+}
+
+TEST_F(PathGuard, ADirectoryReplacedAtTheSamePathIsProtectedAgain) {
+    load();
+    Session s;
+    auto open_config = [] { return err_fd(::open(kConfig.c_str(), O_WRONLY)); };
+    ASSERT_EQ(s.as_member(open_config), EPERM);
+    // The developer, in no session, restores the directory from a backup:
+    // a new inode at the same path, which the watcher picks up.
+    ASSERT_EQ(::rename(kTree.c_str(), (kRoot + "/home/.hermes.old").c_str()), 0);
+    fs::create_directories(kTree);
+    write_text(kConfig, "model: restored\n");
+    EXPECT_TRUE(wait_until([&] { return s.as_member(open_config) == EPERM; })) << watcher_log();
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kTree + "/new").c_str(), O_CREAT | O_WRONLY, 0644)); }), EPERM);
+    EXPECT_EQ(read_file(kConfig).value_or(""), "model: restored\n");
 }
 
 TEST_F(PathGuard, AWriteThroughADescriptorOpenedBeforeTheSessionIsRefused) {
