@@ -10,6 +10,7 @@
  * filesystem's magic and the file type. */
 #include "lib/gate.h"
 #include "lib/inodes.h"
+#include "lib/trees.h"
 
 static __always_inline bool name_is(struct dentry *d, const char *want, int len)
 {
@@ -116,6 +117,9 @@ static __always_inline int guarded_write(struct file *file, __u32 detail)
 		       magic == CGROUP_SUPER_MAGIC || magic == SYSFS_MAGIC || magic == BINFMTFS_MAGIC;
 	struct lg_guarded_inode *g = 0;
 
+	/* A regular file: only a protected tree or file can make it matter. */
+	if (!special && (inode->i_mode & S_IFMT) == S_IFREG)
+		return tree_change(file->f_path.dentry, LG_PATH_WRITE | detail);
 	/* Control FIFOs are named FIFOs; anonymous pipes never are. */
 	if (!special && (!is_fifo(inode) || magic == PIPEFS_MAGIC))
 		return 0;
@@ -176,4 +180,39 @@ int BPF_PROG(lg_file_permission, struct file *file, int mask, int ret)
 	if (ret || !(mask & MAY_WRITE))
 		return ret;
 	return guarded_write(file, LG_DETAIL_OPEN_FD);
+}
+
+/* Mode, owner, times and size (truncate, ftruncate, O_TRUNC) all pass
+ * notify_change(). The hook gained a leading idmap argument in 6.8; the
+ * loader says which form this kernel has, and the verifier drops the
+ * other branch. */
+SEC("lsm/inode_setattr")
+int lg_inode_setattr(unsigned long long *ctx)
+{
+	struct dentry *d;
+	int ret;
+
+	if (lg_setattr_idmap) {
+		d = (struct dentry *)LG_CTX_WORD(ctx, 8);
+		ret = (int)LG_CTX_WORD(ctx, 24);
+	} else {
+		d = (struct dentry *)LG_CTX_WORD(ctx, 0);
+		ret = (int)LG_CTX_WORD(ctx, 16);
+	}
+	if (ret)
+		return ret;
+	return tree_change(d, LG_PATH_SETATTR);
+}
+
+SEC("lsm/inode_setxattr")
+int BPF_PROG(lg_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(lg_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+{
+	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Self-protection: a member may not switch the guard off. Liveguard's
  * maps, programs and links are out of its reach, and so are the bpffs
- * pins that keep them alive after the loader exits. */
+ * pins that keep them alive after the loader exits. The directory-entry
+ * hooks here also keep control FIFOs where the watcher found them and
+ * protected trees as they are (lib/trees.h). */
 #include "lib/gate.h"
 #include "lib/inodes.h"
+#include "lib/trees.h"
 
 static __always_inline bool ours(const char *name)
 {
@@ -97,22 +100,31 @@ static __always_inline int pin_change(struct inode *dir, struct dentry *d)
 	return 0;
 }
 
+/* Any change to a directory's entries: liveguard's pins and control FIFOs
+ * first, then protected trees and files. */
+static __always_inline int name_change(struct inode *dir, struct dentry *d, __u32 op)
+{
+	int r = pin_change(dir, d);
+
+	return r ? r : tree_change(d, op);
+}
+
 SEC("lsm/inode_unlink")
 int BPF_PROG(lg_inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_UNLINK);
 }
 
 SEC("lsm/inode_rmdir")
 int BPF_PROG(lg_inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_RMDIR);
 }
 
 SEC("lsm/inode_create")
 int BPF_PROG(lg_inode_create, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_CREATE);
 }
 
 /* Hard links, symlinks, directories and device nodes made in the pin
@@ -124,29 +136,35 @@ int BPF_PROG(lg_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 {
 	if (ret)
 		return ret;
+	/* The narrower doors first, for both names: the event then says a
+	 * control FIFO was linked rather than that a tree changed. */
 	int r = pin_change(dir, new_dentry);
 
-	return r ? r : pin_change(dir, old_dentry);
+	if (!r)
+		r = pin_change(dir, old_dentry);
+	if (!r)
+		r = tree_change(new_dentry, LG_PATH_LINK);
+	return r ? r : tree_change(old_dentry, LG_PATH_LINK);
 }
 
 SEC("lsm/inode_symlink")
 int BPF_PROG(lg_inode_symlink, struct inode *dir, struct dentry *dentry, const char *old_name,
 	     int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_SYMLINK);
 }
 
 SEC("lsm/inode_mkdir")
 int BPF_PROG(lg_inode_mkdir, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_MKDIR);
 }
 
 SEC("lsm/inode_mknod")
 int BPF_PROG(lg_inode_mknod, struct inode *dir, struct dentry *dentry, umode_t mode, dev_t dev,
 	     int ret)
 {
-	return ret ? ret : pin_change(dir, dentry);
+	return ret ? ret : name_change(dir, dentry, LG_PATH_CREATE);
 }
 
 /* security_inode_rename() passes the rename flags after the four
@@ -167,5 +185,9 @@ int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 		return ret;
 	int r = pin_change(old_dir, old_dentry);
 
-	return r ? r : pin_change(new_dir, new_dentry);
+	if (!r)
+		r = pin_change(new_dir, new_dentry);
+	if (!r)
+		r = tree_change(old_dentry, LG_PATH_RENAME);
+	return r ? r : tree_change(new_dentry, LG_PATH_RENAME);
 }

@@ -18,6 +18,7 @@
 #define MAY_WRITE 0x2
 #define S_IFMT 00170000
 #define S_IFIFO 0010000
+#define S_IFREG 0100000
 #define PR_SET_PDEATHSIG 1
 #define F_SETOWN 8
 #define F_SETOWN_EX 15
@@ -52,6 +53,8 @@ const volatile bool lg_audit_only __weak = false;
  * security_* function takes more arguments than the LSM hook finds its
  * `ret` elsewhere. */
 const volatile bool lg_fmod_ret __weak = false;
+/* inode_setattr (and security_inode_setattr) take an idmap first: 6.8 on. */
+const volatile bool lg_setattr_idmap __weak = false;
 /* The inode number of the initial mount namespace (the loader reads it
  * from /proc/1/ns/mnt): mounts there are everyone's. */
 const volatile __u32 lg_host_mnt_ns __weak = 0;

@@ -51,6 +51,14 @@ struct {
 	__type(value, struct lg_guarded_inode);
 } lg_guarded_inodes __weak SEC(".maps");
 
+/* Names that stay writable below a protected tree ([[protect]] except). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_PATH_EXCEPTS);
+	__type(key, __u64);
+	__type(value, struct lg_path_except);
+} lg_path_excepts __weak SEC(".maps");
+
 /* Hashes of the words that make a service-control command mutate a
  * protected service: verbs, unit names, service and scan directories. */
 struct {

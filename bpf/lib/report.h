@@ -103,15 +103,17 @@ static __always_inline void report_task(__u32 verdict, __u32 hook, __u64 session
 }
 
 /* An act aimed at a file, a cgroup or a kernel object; the record names
- * the dentry, when there is one. */
-static __always_inline void report_object(__u32 verdict, __u32 hook, __u64 session,
-					  struct dentry *d, __u64 object, __u32 detail,
-					  __u32 target_pid)
+ * the dentry, when there is one, and the policy entry that protects the
+ * object when one does (`source`, else LG_SOURCE_UNKNOWN). */
+static __always_inline void report_object_of(__u32 verdict, __u32 hook, __u64 session,
+					     struct dentry *d, __u64 object, __u32 detail,
+					     __u32 target_pid, __u32 source)
 {
 	struct lg_event *e = event_start(verdict, hook, session);
 
 	if (!e)
 		return;
+	e->target_source = source;
 	e->object_id = object;
 	e->detail = detail;
 	e->target_pid = target_pid;
@@ -119,6 +121,13 @@ static __always_inline void report_object(__u32 verdict, __u32 hook, __u64 sessi
 		bpf_probe_read_kernel_str(e->target_comm, sizeof(e->target_comm),
 					  BPF_CORE_READ(d, d_name.name));
 	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void report_object(__u32 verdict, __u32 hook, __u64 session,
+					  struct dentry *d, __u64 object, __u32 detail,
+					  __u32 target_pid)
+{
+	report_object_of(verdict, hook, session, d, object, detail, target_pid, LG_SOURCE_UNKNOWN);
 }
 
 #endif

@@ -66,7 +66,8 @@
 	X(BPF_LOAD, 14, "bpf_load", "a BPF program loaded")                                   \
 	X(PERF_EVENT, 15, "perf_event", "a perf event that signals (sigtrap)")                 \
 	X(FANOTIFY, 16, "fanotify", "a fanotify permission mark (FAN_*_PERM)")                 \
-	X(REALTIME, 17, "realtime", "a realtime scheduling policy (FIFO, RR, DEADLINE)")
+	X(REALTIME, 17, "realtime", "a realtime scheduling policy (FIFO, RR, DEADLINE)")       \
+	X(PATH, 18, "path", "a protected file or tree changed (write, create, remove, rename, attributes)")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -92,7 +93,46 @@ enum lg_inode_kind {
 	LG_INODE_SVSCAN_CONTROL = 5, /* <scandir>/.s6-svscan/control */
 	LG_INODE_SERVICE_SOCKET = 6, /* systemd's private socket, the bus */
 	LG_INODE_PIN_DIR = 7,        /* liveguard's own bpffs directory */
+	LG_INODE_PROTECTED_TREE = 8, /* a [[protect]] path directory: it and all below */
+	LG_INODE_PROTECTED_FILE = 9, /* a protected file itself, under any of its names */
 };
+
+/* Levels a protected-tree check walks up from the object (its own dentry
+ * first) towards the filesystem's root. A member's change deeper than
+ * this below the root is refused while any tree is protected: the walk
+ * cannot tell whether a protected directory is above it. */
+#define LG_TREE_DEPTH 64
+/* Names in a [[protect]] path's `except` list are compared by hash; a name
+ * longer than this can never match one. */
+#define LG_EXCEPT_NAME_LEN 32
+#define LG_MAX_PATH_EXCEPTS 1024
+/* [[protect]] tables whose `except` lists the kernel can tell apart: one
+ * bit each in lg_path_except. */
+#define LG_MAX_EXCEPT_SOURCES 64
+
+/* Value of lg_path_excepts, keyed by the FNV-1a hash of a name (exact) or
+ * of a suffix from its last '.' on ("*.pyc" is ".pyc"): bit s-1 set when
+ * [[protect]] number s lists it. */
+struct lg_path_except {
+	__u64 exact_sources;
+	__u64 suffix_sources;
+};
+
+/* What a LG_HOOK_PATH refusal tried (lg_event.detail). */
+enum lg_path_op {
+	LG_PATH_WRITE = 1,   /* opened for writing, or written through an fd */
+	LG_PATH_CREATE = 2,  /* a file created (or a device node) */
+	LG_PATH_UNLINK = 3,
+	LG_PATH_RENAME = 4,  /* renamed in, out, or within */
+	LG_PATH_LINK = 5,    /* a hard link made to it or in it */
+	LG_PATH_SYMLINK = 6,
+	LG_PATH_MKDIR = 7,
+	LG_PATH_RMDIR = 8,
+	LG_PATH_SETATTR = 9, /* mode, owner, times or size */
+	LG_PATH_XATTR = 10,  /* an extended attribute set or removed */
+};
+/* lg_event.detail bit: the walk reached LG_TREE_DEPTH before the root. */
+#define LG_PATH_TOO_DEEP 0x1000
 
 /* Bits of lg_exec_words values: what an argument of a service-control
  * command means to the exec guard. */
@@ -228,7 +268,10 @@ enum lg_setting {
 	LG_SETTING_SESSIONS = 1,
 	/* Names in lg_auto_names: whether any exec can start a session. */
 	LG_SETTING_AUTO_NAMES = 2,
-	LG_SETTING_COUNT = 3,
+	/* Protected trees and files in lg_guarded_inodes: whether a member's
+	 * file change needs the walk at all. */
+	LG_SETTING_PROTECTED_PATHS = 3,
+	LG_SETTING_COUNT = 4,
 };
 
 struct lg_settings {
@@ -351,6 +394,7 @@ LG_STATIC_ASSERT((LG_CGROUP_FILTER_BITS / 64 & (LG_CGROUP_FILTER_BITS / 64 - 1))
 LG_STATIC_ASSERT(sizeof(struct lg_member) == 16, "lg_member layout");
 LG_STATIC_ASSERT(sizeof(struct lg_inode_key) == 16, "lg_inode_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_guarded_inode) == 8, "lg_guarded_inode layout");
+LG_STATIC_ASSERT(sizeof(struct lg_path_except) == 16, "lg_path_except layout");
 LG_STATIC_ASSERT(sizeof(struct lg_exec_args) == 8 + 8 * LG_EXEC_MAX_ARGS, "lg_exec_args layout");
 LG_STATIC_ASSERT(LG_EXEC_MAX_ARGS <= 32, "glob_mask has one bit per argument");
 LG_STATIC_ASSERT((LG_EXEC_MAX_ARGS & (LG_EXEC_MAX_ARGS - 1)) == 0, "the BPF side masks indexes with LG_EXEC_MAX_ARGS - 1");

@@ -262,3 +262,21 @@ int BPF_PROG(floor_fs_context_parse_param)
 {
 	return 0;
 }
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(floor_inode_setattr)
+{
+	return 0;
+}
+
+SEC("lsm/inode_setxattr")
+int BPF_PROG(floor_inode_setxattr)
+{
+	return 0;
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(floor_inode_removexattr)
+{
+	return 0;
+}

@@ -58,7 +58,9 @@
 #include "base/cgroup.h"
 #include "kernel/counters.h"
 #include "base/error.h"
+#include "kernel/guarded_inodes.h"
 #include "kernel/loader.h"
+#include "kernel/map_walk.h"
 #include "kernel/pinned_maps.h"
 #include "base/proc.h"
 #include "kernel/programs.h"
@@ -165,7 +167,8 @@ void tear_down(Setup& s) {
     s.cgroups.clear();
     s.target = s.gateway = s.supervisor = 0;
     if (!s.exec_dir.empty()) {
-        ::unlink((s.exec_dir + "/exec_chain").c_str());
+        for (const char* f : {"/exec_chain", "/written", "/created"}) ::unlink((s.exec_dir + f).c_str());
+        ::rmdir((s.exec_dir + "/protected").c_str());
         ::rmdir(s.exec_dir.c_str());
         s.exec_dir.clear();
     }
@@ -273,6 +276,30 @@ std::vector<Row> make_rows(const Setup& s, double scale) {
         ::close(fd);
         return ok;
     };
+    // Files outside the protected tree guard_on sets up: every member's
+    // change walks up to the filesystem's root and finds nothing; a
+    // non-member's must not walk at all.
+    std::string file = s.exec_dir + "/written", created = s.exec_dir + "/created";
+    auto open_writes = [file](int k) {
+        for (int i = 0; i < k; ++i) {
+            int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0) return false;
+            char c = 0;
+            bool ok = ::pwrite(fd, &c, 1, 0) == 1;
+            ::close(fd);
+            if (!ok) return false;
+        }
+        return true;
+    };
+    auto creates = [created](int k) {
+        for (int i = 0; i < k; ++i) {
+            int fd = ::open(created.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (fd < 0) return false;
+            ::close(fd);
+            if (::unlink(created.c_str()) != 0) return false;
+        }
+        return true;
+    };
     std::vector<Row> rows;
     rows.push_back({"kill_nonmember", "kill() non-member -> unprotected", 1.05, false, n(20000), kills});
     rows.push_back({"kill_member", "kill() member -> unprotected", 1.15, true, n(20000), kills});
@@ -280,6 +307,14 @@ std::vector<Row> make_rows(const Setup& s, double scale) {
     rows.push_back({"exec_member", "execve static binary, member", 1.10, true, n(100), execs});
     rows.push_back({"fork_member", "fork+exit, member", 1.05, true, n(200), forks});
     rows.push_back({"write_nonmember", "write() 1 byte to /dev/null, non-member", 1.02, false, n(20000), writes});
+    rows.push_back({"openw_nonmember", "open+write+close outside a protected tree, non-member", 1.02, false, n(5000),
+                    open_writes});
+    rows.push_back({"openw_member", "open+write+close outside a protected tree, member", 1.50, true, n(5000),
+                    open_writes});
+    rows.push_back({"create_nonmember", "create+unlink outside a protected tree, non-member", 1.02, false, n(3000),
+                    creates});
+    rows.push_back({"create_member", "create+unlink outside a protected tree, member", 1.50, true, n(3000),
+                    creates});
     return rows;
 }
 
@@ -346,6 +381,11 @@ void guard_on(const Setup& s) {
     protect.add(s.supervisor, 0, nullptr, LG_PROTECT_INHERIT);
     liveguard::ProtectedCgroups(maps)
         .add(liveguard::cgroup_id_of(s.unit), 0);
+    // One protected tree, as a policy's [[protect]] path gives it.
+    auto tree = liveguard::inode_key(s.exec_dir + "/protected");
+    if (!tree) throw std::runtime_error("cannot stat " + s.exec_dir + "/protected");
+    liveguard::GuardedInodes(maps.guarded_inodes.get()).add(*tree, LG_INODE_PROTECTED_TREE, 1);
+    liveguard::write_setting(maps.settings.get(), LG_SETTING_PROTECTED_PATHS, 1);
 }
 
 void guard_off() {
@@ -504,6 +544,8 @@ int main(int argc, char** argv) {
                                      "itself (liveguard-bpf unload first)");
         s.mount = liveguard::cgroup2_mount();
         s.exec_chain = copy_to_tmpfs(s.exec_chain, s.exec_dir);
+        if (::mkdir((s.exec_dir + "/protected").c_str(), 0755) != 0)
+            throw std::runtime_error("mkdir " + s.exec_dir + "/protected: " + std::strerror(errno));
         make_cgroups(s);
         std::vector<Row> rows = select_rows(make_rows(s, scale), only);
 

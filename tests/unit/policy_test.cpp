@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "kernel/exec_words.h"
+#include "kernel/path_excepts.h"
 #include "policy/pidfile.h"
 #include "policy/policy.h"
 #include "policy/s6_status.h"
@@ -118,6 +120,60 @@ TEST(Policy, ErrorsNameFileAndLine) {
                 << c.text << " -> " << e.what();
         }
     }
+}
+
+TEST(Policy, PathWithExceptNames) {
+    auto p = parse_policy(
+        "[[protect]]\npath = \"/home/*/.hermes\"\nexcept = [\"__pycache__\", \"*.pyc\", \".pytest_cache\"]\n"
+        "[[protect]]\npath = \"/srv/app/.git\"\n",
+        "p.toml");
+    ASSERT_EQ(p.targets.size(), 2u);
+    EXPECT_EQ(p.targets[0].kind, TargetKind::Path);
+    EXPECT_EQ(p.targets[0].pattern, "/home/*/.hermes");
+    EXPECT_EQ(p.targets[0].except, (std::vector<std::string>{"__pycache__", "*.pyc", ".pytest_cache"}));
+    EXPECT_TRUE(p.targets[1].except.empty());
+    EXPECT_EQ(p.targets[0].describe(), "path \"/home/*/.hermes\"");
+}
+
+TEST(Policy, ExceptEntriesTheKernelCannotMatchAreRefused) {
+    struct Case {
+        const char* text;
+        const char* want;
+    } cases[] = {
+        {"[[protect]]\npath = \"/x\"\nexcept = \"__pycache__\"\n", "p.toml:3: `except` must be an array of names"},
+        {"[[protect]]\npath = \"/x\"\nexcept = [1]\n", "each `except` entry must be a string"},
+        {"[[protect]]\npath = \"/x\"\nexcept = [\"a/b\"]\n", "a name, not a path"},
+        {"[[protect]]\npath = \"/x\"\nexcept = [\"test_*\"]\n", "a wildcard only as \"*.suffix\""},
+        {"[[protect]]\npath = \"/x\"\nexcept = [\"*.tar.gz\"]\n", "a suffix of one part"},
+        {"[[protect]]\npath = \"/x\"\nexcept = [\"\"]\n", "an empty name"},
+        {"[[protect]]\npath = \"/x\"\nexcept = [\"..\"]\n", "not a name a file can have"},
+        {"[[protect]]\npath = \"/x\"\nexcept = [\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]\n", "longer than 31 bytes"},
+        {"[[protect]]\npidfile = \"/x.pid\"\nexcept = [\"a\"]\n", "p.toml:1: `except` belongs to a [[protect]] path table"},
+        {"[[protect]]\npath = \"relative\"\n", "p.toml:2: `path` must be an absolute path"},
+    };
+    for (const auto& c : cases) {
+        try {
+            parse_policy(c.text, "p.toml");
+            ADD_FAILURE() << "accepted: " << c.text;
+        } catch (const PolicyError& e) {
+            EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos) << c.text << " -> " << e.what();
+        }
+    }
+}
+
+TEST(Policy, ExceptNamesBecomeTheHashesTheKernelComputes) {
+    auto p = parse_policy(
+        "[[protect]]\npath = \"/a\"\nexcept = [\"__pycache__\", \"*.pyc\"]\n"
+        "[[protect]]\npath = \"/b\"\nexcept = [\"__pycache__\"]\n",
+        "p.toml");
+    auto keys = path_except_keys(p.targets);
+    ASSERT_EQ(keys.size(), 2u);
+    // FNV-1a as bpf/lib/trees.h computes it: of the whole name, and of a
+    // suffix from its last '.'.
+    EXPECT_EQ(keys.at(fnv1a("__pycache__")).exact_sources, 0b11u);
+    EXPECT_EQ(keys.at(fnv1a("__pycache__")).suffix_sources, 0u);
+    EXPECT_EQ(keys.at(fnv1a(".pyc")).suffix_sources, 0b01u);
+    EXPECT_EQ(keys.at(fnv1a(".pyc")).exact_sources, 0u);
 }
 
 TEST(Policy, ExampleShipsValid) {

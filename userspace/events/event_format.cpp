@@ -115,6 +115,27 @@ std::string describe_act(const lg_event& e) {
         case LG_HOOK_BPF_LOAD: return "loaded a BPF program";
         case LG_HOOK_PERF_EVENT: return "opened a perf event that signals (sigtrap)";
         case LG_HOOK_FANOTIFY: return "placed a fanotify permission mark" + (name.empty() ? "" : " on " + name);
+        case LG_HOOK_PATH: {
+            std::string what;
+            switch (e.detail & 0xff) {
+                case LG_PATH_WRITE: what = open_fd ? "wrote " + name + " through a file opened earlier"
+                                                   : "opened " + name + " for writing"; break;
+                case LG_PATH_CREATE: what = "created " + name; break;
+                case LG_PATH_UNLINK: what = "removed " + name; break;
+                case LG_PATH_RENAME: what = "renamed " + name; break;
+                case LG_PATH_LINK: what = "made a hard link of or in " + name; break;
+                case LG_PATH_SYMLINK: what = "created symlink " + name; break;
+                case LG_PATH_MKDIR: what = "made directory " + name; break;
+                case LG_PATH_RMDIR: what = "removed directory " + name; break;
+                case LG_PATH_SETATTR: what = "changed the mode, owner, times or size of " + name; break;
+                case LG_PATH_XATTR: what = "changed an extended attribute of " + name; break;
+                default: what = "changed " + name; break;
+            }
+            if (e.detail & LG_PATH_TOO_DEEP)
+                return what + " more than " + std::to_string(LG_TREE_DEPTH) +
+                       " levels deep (refused: a protected tree may be above it)";
+            return what + " in a protected tree (inode " + obj + ")";
+        }
         case LG_HOOK_REALTIME:
             if (e.detail == LG_DETAIL_SCHED_SETATTR)
                 return "called sched_setattr (refused to members whatever the policy) for " + target_string(e);

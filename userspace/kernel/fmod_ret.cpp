@@ -27,7 +27,7 @@ std::string function_of(std::string_view hook) {
 // Hooks whose security_* function takes arguments the LSM hook does not,
 // and whose program reads its return value where that function puts it
 // (bpf/self_protection.bpf.c). Any other difference is refused.
-bool reads_ret_by_mode(std::string_view hook) { return hook == "inode_rename"; }
+bool reads_ret_by_mode(std::string_view hook) { return hook == "inode_rename" || hook == "inode_setattr"; }
 
 const struct btf_type* func_proto(const struct btf* btf, const std::string& name) {
     int id = btf__find_by_name_kind(btf, name.c_str(), BTF_KIND_FUNC);
@@ -38,6 +38,14 @@ const struct btf_type* func_proto(const struct btf* btf, const std::string& name
 }
 
 }  // namespace
+
+std::optional<int> kernel_function_args(const std::string& name) {
+    std::unique_ptr<struct btf, BtfDeleter> btf(btf__load_vmlinux_btf());
+    if (!btf) return std::nullopt;
+    const struct btf_type* proto = func_proto(btf.get(), name);
+    if (!proto) return std::nullopt;
+    return static_cast<int>(btf_vlen(proto));
+}
 
 std::vector<FmodRetTarget> plan_fmod_ret(const struct bpf_object* obj) {
     std::unique_ptr<struct btf, BtfDeleter> btf(btf__load_vmlinux_btf());

@@ -8,6 +8,7 @@
 // where it returns nothing (a hook that only observes). Which functions
 // this kernel has, and with which arguments, is read from its BTF, never
 // assumed: one may be inlined or take other arguments than the hook.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct FmodRetTarget {
 // One entry per LSM program of `obj` (sections lsm/...), judged against
 // the running kernel's BTF. Throws when the kernel has no BTF.
 std::vector<FmodRetTarget> plan_fmod_ret(const struct bpf_object* obj);
+
+// How many arguments the kernel function `name` takes, from the running
+// kernel's BTF; nothing when it is not there (or there is no BTF).
+std::optional<int> kernel_function_args(const std::string& name);
 
 // Sets each program of the plan up to attach as planned, before load; a
 // program that cannot is not loaded.

@@ -110,6 +110,10 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     skel->rodata->lg_fmod_ret = attach == Attach::FmodRet;
     skel->rodata->lg_host_mnt_ns = host_namespace("mnt");
     skel->rodata->lg_host_net_ns = host_namespace("net");
+    // The program reads its arguments by position (bpf/file_doors.bpf.c).
+    auto setattr_args = kernel_function_args(attach == Attach::FmodRet ? "security_inode_setattr"
+                                                                        : "bpf_lsm_inode_setattr");
+    skel->rodata->lg_setattr_idmap = setattr_args.value_or(3) == 3;
     std::vector<std::string> uncovered;
     if (attach == Attach::FmodRet) {
         auto plan = plan_fmod_ret(skel->obj);

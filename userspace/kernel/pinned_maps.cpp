@@ -56,6 +56,7 @@ PinnedMaps PinnedMaps::open(bool read_only) {
     m.exec_words = open_map(pins::kExecWords, read_only);
     m.members = open_map(pins::kMembers, read_only);
     m.auto_names = open_map(pins::kAutoNames, read_only);
+    m.path_excepts = open_map(pins::kPathExcepts, read_only);
     return m;
 }
 

@@ -19,6 +19,7 @@ struct PinnedMaps {
     UniqueFd exec_words;
     UniqueFd members;
     UniqueFd auto_names;
+    UniqueFd path_excepts;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

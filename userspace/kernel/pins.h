@@ -29,5 +29,6 @@ inline constexpr const char* kExecWords = "lg_exec_words";
 inline constexpr const char* kCgroupFilter = "lg_cgroup_filter";
 inline constexpr const char* kMembers = "lg_members";
 inline constexpr const char* kAutoNames = "lg_auto_names";
+inline constexpr const char* kPathExcepts = "lg_path_excepts";
 
 }  // namespace liveguard::pins

@@ -1,5 +1,7 @@
 #include "policy/policy.h"
 
+#include "liveguard/abi.h"
+
 #define TOML_EXCEPTIONS 1
 // toml++'s internal checks abort the process when a malformed file breaks
 // one (its bugs; toml_trap below finds the known cases first). Thrown
@@ -178,6 +180,22 @@ std::optional<std::string> toml_trap(std::string_view t) {
 
 }  // namespace
 
+std::optional<std::string> except_entry_problem(const std::string& name) {
+    if (name.empty()) return "an empty name";
+    if (name.size() >= LG_EXCEPT_NAME_LEN)
+        return "longer than " + std::to_string(LG_EXCEPT_NAME_LEN - 1) + " bytes";
+    if (name.find('/') != std::string::npos) return "a name, not a path (no '/')";
+    if (name == "." || name == "..") return "not a name a file can have";
+    std::string rest = name[0] == '*' ? name.substr(1) : name;
+    if (name[0] == '*' && (rest.size() < 2 || rest[0] != '.'))
+        return "a wildcard only as \"*.suffix\", e.g. \"*.pyc\"";
+    if (name[0] == '*' && rest.find('.', 1) != std::string::npos)
+        return "a suffix of one part after its '.', e.g. \"*.pyc\" (not \"*.tar.gz\")";
+    if (rest.find_first_of("*?[]") != std::string::npos)
+        return "a wildcard only as \"*.suffix\", e.g. \"*.pyc\"";
+    return std::nullopt;
+}
+
 const char* kind_key(TargetKind k) {
     switch (k) {
         case TargetKind::Pid: return "pid";
@@ -185,6 +203,7 @@ const char* kind_key(TargetKind k) {
         case TargetKind::S6: return "s6";
         case TargetKind::SystemdUnit: return "systemd_unit";
         case TargetKind::Cgroup: return "cgroup";
+        case TargetKind::Path: return "path";
     }
     return "?";
 }
@@ -230,10 +249,24 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                     else if (e == "s6") kind = TargetKind::S6;
                     else if (e == "systemd_unit") kind = TargetKind::SystemdUnit;
                     else if (e == "cgroup") kind = TargetKind::Cgroup;
-                    else
+                    else if (e == "path") kind = TargetKind::Path;
+                    else if (e == "except") {
+                        auto* a = ev.as_array();
+                        if (!a)
+                            fail(file, ev, "`except` must be an array of names, e.g. "
+                                           "[\"__pycache__\", \"*.pyc\"]");
+                        for (auto&& n : *a) {
+                            auto v = n.value<std::string>();
+                            if (!n.is_string() || !v) fail(file, n, "each `except` entry must be a string");
+                            if (auto why = except_entry_problem(*v))
+                                fail(file, n, "`except` entry \"" + *v + "\": " + *why);
+                            target.except.push_back(*v);
+                        }
+                        continue;
+                    } else
                         fail(file, ev, "unknown key `" + e +
                                            "` in [[protect]] (expected one of pid, pidfile, s6, "
-                                           "systemd_unit, cgroup)");
+                                           "systemd_unit, cgroup, path)");
                     ++kinds;
                     target.kind = kind;
                     target.line = static_cast<int>(ev.source().begin.line);
@@ -260,8 +293,16 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                 if (kinds != 1)
                     throw PolicyError(file + ":" + std::to_string(t.source().begin.line) +
                                       ": a [[protect]] table needs exactly one of pid, pidfile, "
-                                      "s6, systemd_unit, cgroup (found " +
+                                      "s6, systemd_unit, cgroup, path (found " +
                                       std::to_string(kinds) + ")");
+                if (!target.except.empty() && target.kind != TargetKind::Path)
+                    throw PolicyError(file + ":" + std::to_string(t.source().begin.line) +
+                                      ": `except` belongs to a [[protect]] path table");
+                if (!target.except.empty() && index > LG_MAX_EXCEPT_SOURCES)
+                    throw PolicyError(file + ":" + std::to_string(t.source().begin.line) +
+                                      ": `except` works in the first " +
+                                      std::to_string(LG_MAX_EXCEPT_SOURCES) +
+                                      " [[protect]] tables; move this one up");
                 p.targets.push_back(std::move(target));
             }
         } else if (k == "sessions") {

@@ -17,7 +17,7 @@ namespace liveguard {
 
 inline constexpr const char* kDefaultPolicyPath = "/etc/liveguard/liveguard.toml";
 
-enum class TargetKind { Pid, PidFile, S6, SystemdUnit, Cgroup };
+enum class TargetKind { Pid, PidFile, S6, SystemdUnit, Cgroup, Path };
 
 const char* kind_key(TargetKind k);  // the TOML key: "pid", "pidfile", ...
 
@@ -27,6 +27,9 @@ struct ProtectTarget {
     pid_t pid = 0;
     int line = 0;              // in the policy file
     std::uint32_t source = 0;  // 1-based position among [[protect]] tables
+    // path only: names that stay writable anywhere below it ("__pycache__",
+    // or "*.pyc" for a suffix).
+    std::vector<std::string> except;
 
     std::string describe() const;  // e.g. pidfile "/home/dev/.hermes/gateway.pid"
 };
@@ -52,6 +55,11 @@ class PolicyError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// Why `name` cannot be an `except` entry, or nothing when it can: a plain
+// name, or "*" followed by a suffix that starts with '.', without '/' or
+// further wildcards, shorter than LG_EXCEPT_NAME_LEN.
+std::optional<std::string> except_entry_problem(const std::string& name);
 
 Policy parse_policy(std::string_view text, const std::string& filename);
 Policy load_policy(const std::string& path);

@@ -26,6 +26,10 @@ namespace liveguard {
 namespace {
 
 constexpr std::size_t kMaxPidFileBytes = 64 * 1024;
+// A protected tree's files with hard links are guarded one by one (up to
+// this many), found in a walk of at most kMaxTreeEntries entries.
+constexpr std::size_t kMaxHardLinked = 512;
+constexpr std::size_t kMaxTreeEntries = 200000;
 
 bool has_wildcard(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
@@ -255,6 +259,29 @@ PidFileOutcome read_pid_file(const std::string& path) {
     return o;
 }
 
+std::vector<std::string> hard_linked_files(const std::string& dir, std::size_t max, bool& truncated) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    // Bounded: a huge tree costs the watcher a walk per pass, not more.
+    std::size_t visited = 0;
+    auto it = std::filesystem::recursive_directory_iterator(
+        dir, std::filesystem::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (++visited > kMaxTreeEntries) {
+            truncated = true;
+            break;
+        }
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2) continue;
+        if (out.size() >= max) {
+            truncated = true;
+            break;
+        }
+        out.push_back(it->path().string());
+    }
+    return out;
+}
+
 Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
     Resolution r;
     switch (t.kind) {
@@ -266,8 +293,14 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& path : expand_glob(t.pattern)) {
                 r.watch_dirs.insert(std::filesystem::path(path).parent_path().string());
+                // A PID file rewritten by a test points the service's own
+                // tooling (stop, --replace) at the wrong process.
+                r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
                 auto o = read_pid_file(path);
-                if (o.pid) r.processes.push_back({*o.pid, false, "pid file " + path});
+                if (o.pid) {
+                    r.processes.push_back({*o.pid, false, "pid file " + path});
+                    r.processes.back().named_by_file = true;
+                }
                 if (!o.warning.empty()) r.warnings.push_back(o.warning);
                 r.retry |= o.retry;
             }
@@ -283,6 +316,9 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
                     for (auto& w : path_words(scandir, false)) r.exec_words.emplace_back(w, LG_WORD_S6_SCANDIR);
                 }
                 for (auto& w : path_words(dir, true)) r.exec_words.emplace_back(w, LG_WORD_S6_SERVICE);
+                // Its run script, its down file, its env: what the next
+                // start runs.
+                r.guarded_files.emplace_back(dir, LG_INODE_PROTECTED_TREE);
                 if (auto supervise = resolve_s6_supervised(dir, "s6 service", r))
                     resolve_s6_svscan(*supervise, scandir, r);
                 // s6-svscan runs a service's log/ beside it, piped to it: a
@@ -301,6 +337,31 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             for (const auto& c : r.cgroups)
                 for (auto& w : unit_words(std::filesystem::path(c.second).filename().string()))
                     r.exec_words.emplace_back(w, LG_WORD_PROTECTED_UNIT);
+            break;
+        case TargetKind::Path:
+            r.watch_dirs = glob_watch_dirs(t.pattern);
+            for (const auto& path : expand_glob(t.pattern)) {
+                // A new directory at the same path is a new inode: look again.
+                r.watch_dirs.insert(std::filesystem::path(path).parent_path().string());
+                struct stat st {};
+                if (::stat(path.c_str(), &st) != 0) continue;  // gone since the glob
+                if (S_ISREG(st.st_mode)) {
+                    r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
+                    continue;
+                }
+                if (!S_ISDIR(st.st_mode)) {
+                    r.warnings.push_back(t.describe() + ": " + path + " is neither a directory nor a regular file; not protected");
+                    continue;
+                }
+                r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_TREE);
+                bool truncated = false;
+                for (auto& f : hard_linked_files(path, kMaxHardLinked, truncated))
+                    r.guarded_files.emplace_back(std::move(f), LG_INODE_PROTECTED_FILE);
+                if (truncated)
+                    r.warnings.push_back(t.describe() + ": more than " + std::to_string(kMaxHardLinked) +
+                                         " files with hard links below " + path +
+                                         "; the others are protected under their names in it only");
+            }
             break;
         case TargetKind::Cgroup:
             r.watch_dirs = glob_watch_dirs(t.pattern);

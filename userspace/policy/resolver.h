@@ -19,6 +19,9 @@ struct ProcessToProtect {
     bool inherit = false;  // a supervisor: its children are protected at fork
     std::string why;       // e.g. "s6-supervise of /run/service/gateway-default"
     bool pipe_reader = false;  // reads a service's output: protected only outside sessions
+    // Found through a file anyone may have written (a PID file): a session
+    // member named there is the test's own process, not the service.
+    bool named_by_file = false;
 };
 
 struct Resolution {
@@ -42,6 +45,10 @@ std::vector<std::string> expand_glob(const std::string& pattern);
 // existing directory matched by each prefix of the pattern, starting at
 // its last wildcard-free ancestor.
 std::set<std::string> glob_watch_dirs(const std::string& pattern);
+
+// Regular files below `dir` with more than one name, at most `max`: a
+// name outside the tree reaches them without passing through it.
+std::vector<std::string> hard_linked_files(const std::string& dir, std::size_t max, bool& truncated);
 
 Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount);
 

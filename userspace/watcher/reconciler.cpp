@@ -13,6 +13,8 @@
 #include "base/proc.h"
 #include "kernel/exec_words.h"
 #include "kernel/guarded_inodes.h"
+#include "kernel/map_walk.h"
+#include "kernel/path_excepts.h"
 #include "kernel/protected_set.h"
 #include "kernel/session_registry.h"
 #include "policy/resolver.h"
@@ -51,9 +53,19 @@ bool Reconciler::apply() {
     for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
     if (policy_.refuse_service_manager_sockets) want_service_manager_sockets(pass);
     try {
+        PathExcepts(maps_.path_excepts.get()).set(policy_.targets);
+    } catch (const std::exception& e) {
+        pass.warnings.insert(std::string("except: ") + e.what());
+    }
+    try {
         apply_side_doors(pass);
     } catch (const std::exception& e) {
         pass.warnings.insert(std::string("side doors: ") + e.what());
+    }
+    try {
+        count_protected_paths();
+    } catch (const std::exception& e) {
+        pass.warnings.insert(std::string("protected paths: ") + e.what());
     }
     forget_vanished_cgroups(pass.cgroups);
     update_watches(pass.dirs);
@@ -85,7 +97,9 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
     for (const auto& p : r.processes) {
         // A test reading a service's output is no keeper of it: protected,
         // it would be out of its own session's reach.
-        if (p.pipe_reader &&
+        // Nor is a process a test started and named in a PID file: the
+        // test that started it must be able to stop it.
+        if ((p.pipe_reader || p.named_by_file) &&
             SessionRegistry(maps_.sessions.get(), maps_.settings.get()).has_member(mount_, maps_.members.get(), p.pid)) {
             pass.warnings.insert(t.describe() + ": pid " + std::to_string(p.pid) + " is a " + p.why +
                                  ", but a session member; not protected");
@@ -189,6 +203,15 @@ void Reconciler::apply_side_doors(Pass& pass) {
         if (flags & ~keep) ew.remove(w, flags & ~keep);
     }
     words_added_ = pass.words;
+}
+
+// The kernel walks up from a member's changed file only while some tree
+// or file is protected.
+void Reconciler::count_protected_paths() {
+    std::size_t n = 0;
+    for (const auto& [key, g] : GuardedInodes(maps_.guarded_inodes.get()).list())
+        n += g.kind == LG_INODE_PROTECTED_TREE || g.kind == LG_INODE_PROTECTED_FILE;
+    write_setting(maps_.settings.get(), LG_SETTING_PROTECTED_PATHS, n);
 }
 
 void Reconciler::procs_add(const ProcessToProtect& p, std::uint32_t source) {

@@ -71,6 +71,7 @@ private:
     static void want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
                            const std::string& owner);
     void apply_side_doors(Pass& pass);
+    void count_protected_paths();
     void procs_add(const ProcessToProtect& p, std::uint32_t source);
     void pin_identity(const ProtectTarget& t, Resolution& r);
     void forget_vanished_cgroups(const std::set<std::uint64_t>& wanted);

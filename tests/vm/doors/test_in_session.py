@@ -1474,3 +1474,29 @@ def test_pins_umount_bpffs(gateway):
     assert r.returncode != 0, "umount(8) unmounted bpffs"
     assert D.is_mountpoint(bpffs) and os.path.exists(os.path.join(PIN_DIR, "link_lg_task_kill"))
     assert_kept(gateway, settle=0)
+
+
+@door["path"]
+@pytest.mark.parametrize("what", ["run script", "down file", "pid file", "pid file removed"])
+def test_path_service_files(gateway, what):
+    """What the next start runs (the s6 service directory is protected
+    with its service) and the PID file the gateway's own tooling reads
+    (`hermes gateway stop`, `--replace`): a test may read them, not
+    change them."""
+    run, down, pidfile = os.path.join(SLOT, "run"), os.path.join(SLOT, "down"), CFG["pidfile"]
+    before = {p: open(p, "rb").read() for p in (run, pidfile)}
+    try:
+        if what == "run script":
+            assert open_refused(run, os.O_WRONLY | os.O_APPEND), f"{run} opened for writing"
+        elif what == "down file":
+            assert open_refused(down, os.O_WRONLY | os.O_CREAT), f"{down} created"
+        elif what == "pid file":
+            assert open_refused(pidfile, os.O_WRONLY | os.O_TRUNC), f"{pidfile} opened for writing"
+        else:
+            with pytest.raises(PermissionError):
+                os.unlink(pidfile)
+    finally:
+        if os.path.exists(down):
+            os.unlink(down)
+    assert {p: open(p, "rb").read() for p in (run, pidfile)} == before
+    assert_kept(gateway)

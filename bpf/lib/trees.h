@@ -1,0 +1,134 @@
+/* Protected trees and files ([[protect]] path, PID files, s6 service
+ * directories): a member's change to anything at or below a protected
+ * directory, or to a protected file under any of its names, is refused.
+ * Matched by identity: the walk goes up the dentry tree from the object,
+ * asking at each level whether that inode is protected, so a symlink, a
+ * relative path, `..` or a second bind mount of the same filesystem
+ * arrives at the same directories as the name the policy gave. */
+#ifndef LG_BPF_TREES_H
+#define LG_BPF_TREES_H
+
+#include "gate.h"
+#include "inodes.h"
+
+/* bpf_loop state: in this frame's stack, read and written by the callback. */
+struct tree_walk {
+	__u64 d;          /* the dentry at this level, as an address */
+	__u64 exact_seen; /* [[protect]] tables whose except names were passed */
+	__u64 suffix_seen;
+	__u64 object;     /* the protected directory or file found */
+	__u32 source;
+	__u32 state;      /* TREE_* below */
+};
+
+#define TREE_WALKING 0
+#define TREE_PROTECTED 1
+#define TREE_FREE 2
+
+/* The level's name against the except lists: FNV-1a of the whole name and
+ * of its last '.'-suffix, at most LG_EXCEPT_NAME_LEN bytes. */
+static __always_inline void note_except_names(struct dentry *d, struct tree_walk *w)
+{
+	char name[LG_EXCEPT_NAME_LEN] = {};
+	long n = bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+
+	if (n <= 1 || n > LG_EXCEPT_NAME_LEN - 1)
+		return; /* empty, unreadable, or too long to be listed */
+	__u64 whole = LG_FNV_OFFSET, suffix = 0;
+	bool dotted = false;
+
+	for (int i = 0; i < LG_EXCEPT_NAME_LEN; i++) {
+		unsigned char c = name[i];
+
+		if (!c)
+			break;
+		if (c == '.') {
+			suffix = LG_FNV_OFFSET;
+			dotted = true;
+		}
+		whole = (whole ^ c) * LG_FNV_PRIME;
+		suffix = (suffix ^ c) * LG_FNV_PRIME;
+	}
+	struct lg_path_except *x = bpf_map_lookup_elem(&lg_path_excepts, &whole);
+
+	if (x)
+		w->exact_seen |= x->exact_sources;
+	if (dotted) {
+		x = bpf_map_lookup_elem(&lg_path_excepts, &suffix);
+		if (x)
+			w->suffix_seen |= x->suffix_sources;
+	}
+}
+
+static long tree_step(__u32 i, struct tree_walk *w)
+{
+	struct dentry *d = (struct dentry *)w->d;
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+
+	if (inode) {
+		struct lg_guarded_inode *g = guarded_inode(inode);
+
+		if (g && (g->kind == LG_INODE_PROTECTED_TREE || g->kind == LG_INODE_PROTECTED_FILE)) {
+			__u64 bit = g->source >= 1 && g->source <= LG_MAX_EXCEPT_SOURCES
+					    ? 1ull << ((g->source - 1) & 63)
+					    : 0;
+
+			if (g->kind == LG_INODE_PROTECTED_TREE && ((w->exact_seen | w->suffix_seen) & bit)) {
+				w->state = TREE_FREE;
+				return 1;
+			}
+			w->state = TREE_PROTECTED;
+			w->source = g->source;
+			w->object = BPF_CORE_READ(inode, i_ino);
+			return 1;
+		}
+	}
+	note_except_names(d, w);
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+
+	if (!parent || parent == d) {
+		w->state = TREE_FREE;
+		return 1;
+	}
+	w->d = (__u64)parent;
+	return 0;
+}
+
+/* Whether `d` (a dentry, positive or not) is a protected file or lies in a
+ * protected tree; `too_deep` when the walk ran out before the root. */
+static __always_inline bool in_protected_tree(struct dentry *d, __u64 *object, __u32 *source,
+					      bool *too_deep)
+{
+	if (!d)
+		return false;
+	struct tree_walk w = {.d = (__u64)d};
+
+	bpf_loop(LG_TREE_DEPTH, tree_step, &w, 0);
+	*object = w.object;
+	*source = w.source;
+	*too_deep = w.state == TREE_WALKING;
+	return w.state != TREE_FREE;
+}
+
+/* A member's change of `d` (op: enum lg_path_op), refused when `d` is
+ * protected. Non-members pay the settings lookups only. */
+static __always_inline int tree_change(struct dentry *d, __u32 op)
+{
+	if (!sessions_exist() || !any(LG_SETTING_PROTECTED_PATHS))
+		return 0;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	__u64 object = 0;
+	__u32 source = 0;
+	bool too_deep = false;
+
+	if (!in_protected_tree(d, &object, &source, &too_deep))
+		return 0;
+	report_object_of(LG_VERDICT_DENIED, LG_HOOK_PATH, session, d, object,
+			 op | (too_deep ? LG_PATH_TOO_DEEP : 0), 0, too_deep ? LG_SOURCE_UNKNOWN : source);
+	return -EPERM;
+}
+
+#endif

@@ -1,0 +1,389 @@
+// Protected trees and files ([[protect]] path, PID files) on the real
+// kernel: every kind of change a member makes inside a protected tree is
+// refused and leaves the tree as it was, the same change from outside a
+// session works, and names in `except` stay writable. PathGuard.* assert
+// refusals and are part of the control run, which takes the file hooks
+// off (the kill hook alone would leave these green).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness.h"
+
+using namespace lgtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRoot = "/tmp/lgpath";
+const std::string kTree = kRoot + "/home/.hermes";
+const std::string kOutside = kRoot + "/outside";
+
+// The programs that refuse changes to protected files: the control run
+// takes every one of them off.
+const char* const kPathPrograms[] = {
+    "lg_file_open",      "lg_file_permission", "lg_file_receive",   "lg_inode_create",
+    "lg_inode_unlink",   "lg_inode_rmdir",     "lg_inode_link",     "lg_inode_symlink",
+    "lg_inode_mkdir",    "lg_inode_mknod",     "lg_inode_rename",   "lg_inode_setattr",
+    "lg_inode_setxattr", "lg_inode_removexattr",
+};
+
+void take_path_hooks_off() {
+    std::vector<__u32> ids;
+    for (const char* p : kPathPrograms) {
+        std::string pin = std::string("/sys/fs/bpf/liveguard/link_") + p;
+        int fd = bpf_obj_get(pin.c_str());
+        if (fd >= 0) {
+            struct bpf_link_info info {};
+            __u32 len = sizeof info;
+            if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) ids.push_back(info.prog_id);
+            ::close(fd);
+        }
+        ::unlink(pin.c_str());
+    }
+    // Newer kernels take a program off its hook a while after its pin goes.
+    wait_until([&] {
+        for (auto id : ids) {
+            int p = bpf_prog_get_fd_by_id(id);
+            if (p >= 0) {
+                ::close(p);
+                return false;
+            }
+        }
+        return true;
+    });
+}
+
+// Every name below `dir` with its type, mode, owner, size, mtime and
+// content: equal before and after means nothing changed.
+std::string snapshot(const std::string& dir) {
+    std::ostringstream out;
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        names.push_back(it->path().string());
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) {
+        struct stat st {};
+        if (::lstat(n.c_str(), &st) != 0) continue;
+        out << n << " " << std::oct << st.st_mode << std::dec << " " << st.st_uid << ":" << st.st_gid << " "
+            << st.st_size << " " << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec << " " << st.st_nlink;
+        if (S_ISREG(st.st_mode)) out << " " << std::hash<std::string>()(read_file(n).value_or(""));
+        char v[64];
+        ssize_t xl = ::lgetxattr(n.c_str(), "trusted.lg", v, sizeof v);
+        if (xl >= 0) out << " xattr=" << std::string(v, static_cast<std::size_t>(xl));
+        out << "\n";
+    }
+    return out.str();
+}
+
+int err(long rc) { return rc == 0 ? 0 : errno; }
+int err_fd(int fd) {
+    if (fd < 0) return errno;
+    ::close(fd);
+    return 0;
+}
+
+// `sh -c cmd` as a member (or not); its exit status, output in `log`.
+int sh_in(Session* s, const std::string& cmd, const std::string& log) {
+    auto body = [&] {
+        std::string full = "exec >>'" + log + "' 2>&1; " + cmd;
+        execl("/bin/sh", "sh", "-c", full.c_str(), (char*)nullptr);
+        return 127;
+    };
+    if (s) return s->as_member([&] {
+        pid_t c = ::fork();
+        if (c == 0) ::_exit(body());
+        int st = 0;
+        ::waitpid(c, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    });
+    return run_cmd({"/bin/sh", "-c", "exec >>'" + log + "' 2>&1; " + cmd}).status;
+}
+
+class PathFixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        lg({"unload"});
+        ::unlink("/run/liveguard/watcher.log");
+        ::umount2((kRoot + "/bind").c_str(), MNT_DETACH);
+        fs::remove_all(kRoot);
+        fs::create_directories(kTree + "/sessions");
+        fs::create_directories(kTree + "/empty");
+        fs::create_directories(kOutside);
+        write_text(kTree + "/config.yaml", "model: live\n");
+        write_text(kTree + "/sessions/db.sqlite", "live sessions\n");
+        write_text(kOutside + "/incoming", "from outside\n");
+        ASSERT_EQ(::setxattr((kTree + "/sessions/db.sqlite").c_str(), "trusted.lg", "v", 1, 0), 0)
+            << std::strerror(errno);
+    }
+    void TearDown() override {
+        lg({"unload"});
+        ::umount2((kRoot + "/bind").c_str(), MNT_DETACH);
+    }
+
+    void load(const std::string& extra = "") {
+        write_text(kRoot + "/policy.toml",
+                   "[[protect]]\npath = \"" + kRoot + "/home/.hermes\"\n"
+                   "except = [\"__pycache__\", \"*.pyc\", \".pytest_cache\"]\n" + extra);
+        auto r = lg({"load", "--config", kRoot + "/policy.toml"});
+        ASSERT_EQ(r.status, 0) << r.out << r.err;
+        // The watcher has guarded the tree once status lists it.
+        ASSERT_TRUE(wait_until([] { return lg({"status", "--json"}).out.find("\"kind\":\"path\"") != std::string::npos; }))
+            << lg({"status", "--json"}).out;
+        if (sabotaged()) take_path_hooks_off();
+    }
+
+    std::string watcher_log() { return read_file("/run/liveguard/watcher.log").value_or(""); }
+};
+
+class PathGuard : public PathFixture {};
+class Path : public PathFixture {};
+
+const std::string kConfig = kTree + "/config.yaml";
+
+}  // namespace
+
+TEST_F(PathGuard, EveryKindOfChangeInsideTheTreeIsRefusedAndLeavesItUnchanged) {
+    load();
+    std::string before = snapshot(kTree);
+    Session s;
+    struct Case {
+        const char* what;
+        std::function<int()> act;
+    };
+    std::vector<Case> cases = {
+        {"open for writing", [] { return err_fd(::open(kConfig.c_str(), O_WRONLY)); }},
+        {"open with O_TRUNC", [] { return err_fd(::open(kConfig.c_str(), O_RDONLY | O_TRUNC)); }},
+        {"open for append", [] { return err_fd(::open(kConfig.c_str(), O_WRONLY | O_APPEND)); }},
+        {"truncate", [] { return err(::truncate(kConfig.c_str(), 0)); }},
+        {"create", [] { return err_fd(::open((kTree + "/new").c_str(), O_CREAT | O_WRONLY, 0644)); }},
+        {"create in a subdirectory",
+         [] { return err_fd(::open((kTree + "/sessions/new.db").c_str(), O_CREAT | O_WRONLY, 0644)); }},
+        {"unlink", [] { return err(::unlink(kConfig.c_str())); }},
+        {"rename within", [] { return err(::rename(kConfig.c_str(), (kTree + "/moved").c_str())); }},
+        {"rename out", [] { return err(::rename(kConfig.c_str(), (kOutside + "/stolen").c_str())); }},
+        {"rename in", [] { return err(::rename((kOutside + "/incoming").c_str(), (kTree + "/planted").c_str())); }},
+        {"rename over", [] { return err(::rename((kOutside + "/incoming").c_str(), kConfig.c_str())); }},
+        {"hard link out", [] { return err(::link(kConfig.c_str(), (kOutside + "/alias").c_str())); }},
+        {"hard link in", [] { return err(::link((kOutside + "/incoming").c_str(), (kTree + "/alias").c_str())); }},
+        {"symlink", [] { return err(::symlink("/etc/passwd", (kTree + "/evil").c_str())); }},
+        {"mkdir", [] { return err(::mkdir((kTree + "/newdir").c_str(), 0755)); }},
+        {"rmdir", [] { return err(::rmdir((kTree + "/empty").c_str())); }},
+        {"mknod (a FIFO)", [] { return err(::mkfifo((kTree + "/fifo").c_str(), 0644)); }},
+        {"chmod", [] { return err(::chmod(kConfig.c_str(), 0600)); }},
+        {"chown", [] { return err(::chown(kConfig.c_str(), 65534, 65534)); }},
+        {"utimes", [] {
+             struct timeval tv[2] = {{1, 0}, {1, 0}};
+             return err(::utimes(kConfig.c_str(), tv));
+         }},
+        {"setxattr", [] { return err(::setxattr(kConfig.c_str(), "trusted.lg", "x", 1, 0)); }},
+        {"removexattr", [] { return err(::removexattr((kTree + "/sessions/db.sqlite").c_str(), "trusted.lg")); }},
+        {"mount over a directory in it",
+         [] { return err(::mount("tmpfs", (kTree + "/sessions").c_str(), "tmpfs", 0, nullptr)); }},
+        {"rename the tree itself", [] { return err(::rename(kTree.c_str(), (kOutside + "/hermes").c_str())); }},
+        {"unlink in a subdirectory", [] { return err(::unlink((kTree + "/sessions/db.sqlite").c_str())); }},
+    };
+    for (const auto& c : cases) EXPECT_EQ(s.as_member(c.act), EPERM) << c.what;
+    EXPECT_EQ(snapshot(kTree), before);
+    // Reading, listing and stat keep working.
+    EXPECT_EQ(s.as_member([] { return err_fd(::open(kConfig.c_str(), O_RDONLY)); }), 0);
+    EXPECT_EQ(s.as_member([] {
+                  struct stat st {};
+                  return err(::stat(kConfig.c_str(), &st));
+              }),
+              0);
+    EXPECT_EQ(s.as_member([] { return err_fd(::open(kTree.c_str(), O_RDONLY | O_DIRECTORY)); }), 0);
+}
+
+TEST_F(PathGuard, ADirectoryReplacedAtTheSamePathIsProtectedAgain) {
+    load();
+    Session s;
+    auto open_config = [] { return err_fd(::open(kConfig.c_str(), O_WRONLY)); };
+    ASSERT_EQ(s.as_member(open_config), EPERM);
+    // The developer, in no session, restores the directory from a backup:
+    // a new inode at the same path, which the watcher picks up.
+    ASSERT_EQ(::rename(kTree.c_str(), (kRoot + "/home/.hermes.old").c_str()), 0);
+    fs::create_directories(kTree);
+    write_text(kConfig, "model: restored\n");
+    EXPECT_TRUE(wait_until([&] { return s.as_member(open_config) == EPERM; })) << watcher_log();
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kTree + "/new").c_str(), O_CREAT | O_WRONLY, 0644)); }), EPERM);
+    EXPECT_EQ(read_file(kConfig).value_or(""), "model: restored\n");
+}
+
+TEST_F(PathGuard, AWriteThroughADescriptorOpenedBeforeTheSessionIsRefused) {
+    load();
+    std::string before = snapshot(kTree);
+    int fd = ::open(kConfig.c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0);
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return ::write(fd, "x", 1) == 1 ? 0 : errno; }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return err(::ftruncate(fd, 0)); }), EPERM);
+    ::close(fd);
+    EXPECT_EQ(snapshot(kTree), before);
+}
+
+TEST_F(PathGuard, ASymlinkARelativePathABindMountAndAnEarlierHardLinkAreRefused) {
+    ASSERT_EQ(::symlink(kTree.c_str(), (kRoot + "/link").c_str()), 0);
+    ASSERT_EQ(::link(kConfig.c_str(), (kOutside + "/hardlink").c_str()), 0);
+    fs::create_directories(kRoot + "/bind");
+    ASSERT_EQ(::mount(kTree.c_str(), (kRoot + "/bind").c_str(), nullptr, MS_BIND, nullptr), 0)
+        << std::strerror(errno);
+    load();
+    std::string before = snapshot(kTree);
+    Session s;
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kRoot + "/link/config.yaml").c_str(), O_WRONLY)); }), EPERM);
+    EXPECT_EQ(s.as_member([] {
+                  if (::chdir((kTree + "/sessions").c_str()) != 0) return errno;
+                  return err_fd(::open("../config.yaml", O_WRONLY));
+              }),
+              EPERM);
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kRoot + "/bind/config.yaml").c_str(), O_WRONLY)); }), EPERM);
+    EXPECT_EQ(s.as_member([] { return err(::unlink((kRoot + "/bind/sessions/db.sqlite").c_str())); }), EPERM);
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kOutside + "/hardlink").c_str(), O_WRONLY)); }), EPERM);
+    EXPECT_EQ(snapshot(kTree), before);
+}
+
+TEST_F(PathGuard, EachRefusalIsAnEventNamingTheFile) {
+    load();
+    Session s;
+    ASSERT_EQ(s.as_member([] { return err_fd(::open(kConfig.c_str(), O_WRONLY)); }), EPERM);
+    ASSERT_EQ(s.as_member([] { return err(::mkdir((kTree + "/sessions/tmpdir").c_str(), 0755)); }), EPERM);
+    // The watcher journals what the kernel reports; events reads the journal.
+    std::string out;
+    auto has = [&](const std::string& a, const std::string& b) {
+        std::istringstream in(out);
+        std::string line;
+        while (std::getline(in, line))
+            if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) return true;
+        return false;
+    };
+    EXPECT_TRUE(wait_until([&] {
+        out = lg({"events", "--no-follow", "--since", "10m", "--json"}).out;
+        return has("\"hook\":\"path\"", "config.yaml") && has("\"hook\":\"path\"", "tmpdir");
+    }))
+        << out;
+    // What was done, to which name, and which policy entry protects it.
+    EXPECT_TRUE(has("opened config.yaml for writing in a protected tree", "path \\\"" + kTree)) << out;
+    EXPECT_TRUE(has("made directory tmpdir in a protected tree", "path \\\"" + kTree)) << out;
+}
+
+TEST_F(PathGuard, AMemberMayNotWriteTheGatewaysPidFile) {
+    Target gw;
+    std::string pf = kRoot + "/gateway.pid";
+    write_hermes_pid_file(pf, gw.pid());
+    load("[[protect]]\npidfile = \"" + pf + "\"\n");
+    ASSERT_TRUE(wait_until([&] { return listed_protected(gw.pid()); }));
+    std::string before = read_file(pf).value_or("");
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return err_fd(::open(pf.c_str(), O_WRONLY | O_TRUNC)); }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return err(::unlink(pf.c_str())); }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return err(::rename((kOutside + "/incoming").c_str(), pf.c_str())); }), EPERM);
+    EXPECT_EQ(read_file(pf).value_or(""), before);
+    EXPECT_TRUE(listed_protected(gw.pid()));
+    EXPECT_TRUE(gw.untouched());
+}
+
+TEST_F(PathGuard, GitCannotChangeACheckoutWhoseGitDirectoryIsProtected) {
+    std::string repo = kRoot + "/checkout", bare = kRoot + "/remote.git", log = kRoot + "/git.log";
+    std::string git = "git -c user.name=t -c user.email=t@t -c init.defaultBranch=main -c safe.directory='*' ";
+    ASSERT_EQ(sh_in(nullptr,
+                    git + "init -q --bare " + bare + " && " + git + "clone -q " + bare + " " + repo + " && cd " +
+                        repo + " && echo one >pyproject.toml && " + git + "add . && " + git +
+                        "commit -qm one && " + git + "push -q origin main && cd /tmp && " + git + "clone -q " +
+                        bare + " " + kRoot + "/other && cd " + kRoot + "/other && echo two >pyproject.toml && " +
+                        git + "commit -qam two && " + git + "push -q origin main",
+                    log),
+              0)
+        << read_file(log).value_or("");
+    load("[[protect]]\npath = \"" + repo + "/.git\"\n");
+    write_text(repo + "/pyproject.toml", "local edit\n");  // the developer's, outside any session
+    auto state = [&] { return snapshot(repo); };
+    std::string before = state();
+    Session s;
+    std::string in = "cd " + repo + " && ";
+    EXPECT_NE(sh_in(&s, in + git + "commit -qam test", log), 0);
+    EXPECT_NE(sh_in(&s, in + git + "pull -q --no-rebase origin main", log), 0);
+    EXPECT_NE(sh_in(&s, in + git + "stash", log), 0);
+    EXPECT_NE(sh_in(&s, in + git + "checkout -- pyproject.toml", log), 0);
+    EXPECT_NE(sh_in(&s, in + git + "reset -q --hard", log), 0);
+    EXPECT_EQ(state(), before) << read_file(log).value_or("");
+    // Reading the repository still works.
+    EXPECT_EQ(sh_in(&s, in + git + "status --short && " + git + "log --oneline && " + git + "diff --stat", log), 0)
+        << read_file(log).value_or("");
+}
+
+TEST_F(Path, TheSameChangesFromOutsideASessionWork) {
+    load();
+    Session s;  // a session exists, but this process is no member
+    EXPECT_EQ(err_fd(::open(kConfig.c_str(), O_WRONLY | O_APPEND)), 0);
+    EXPECT_EQ(err(::chmod(kConfig.c_str(), 0600)), 0);
+    EXPECT_EQ(err(::setxattr(kConfig.c_str(), "trusted.lg", "x", 1, 0)), 0);
+    EXPECT_EQ(err(::truncate(kConfig.c_str(), 0)), 0);
+    EXPECT_EQ(err(::mkdir((kTree + "/newdir").c_str(), 0755)), 0);
+    EXPECT_EQ(err(::rename(kConfig.c_str(), (kTree + "/renamed").c_str())), 0);
+    EXPECT_EQ(err(::unlink((kTree + "/renamed").c_str())), 0);
+    EXPECT_EQ(err(::rmdir((kTree + "/empty").c_str())), 0);
+}
+
+TEST_F(Path, NamesInExceptStayWritableForMembers) {
+    load();
+    Session s;
+    EXPECT_EQ(s.as_member([] {
+                  if (::mkdir((kTree + "/__pycache__").c_str(), 0755) != 0) return errno;
+                  return err_fd(::open((kTree + "/__pycache__/config.cpython-311.pyc").c_str(), O_CREAT | O_WRONLY,
+                                       0644));
+              }),
+              0);
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kTree + "/stray.pyc").c_str(), O_CREAT | O_WRONLY, 0644)); }), 0);
+    EXPECT_EQ(s.as_member([] {
+                  if (::mkdir((kTree + "/.pytest_cache").c_str(), 0755) != 0) return errno;
+                  if (::mkdir((kTree + "/.pytest_cache/v").c_str(), 0755) != 0) return errno;
+                  return err_fd(::open((kTree + "/.pytest_cache/v/lastfailed").c_str(), O_CREAT | O_WRONLY, 0644));
+              }),
+              0);
+    // A name that only looks like one is still protected.
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kTree + "/pyc").c_str(), O_CREAT | O_WRONLY, 0644)); }), EPERM);
+}
+
+TEST_F(Path, AProcessATestStartedAndNamedInAPidFileIsNotProtected) {
+    std::string pf = kOutside + "/gateway.pid";
+    load("[[protect]]\npidfile = \"" + kOutside + "/gateway*.pid\"\n");
+    Session s;
+    // The test's own gateway writes the PID file the policy watches.
+    int rc = s.as_member([&] {
+        pid_t child = ::fork();
+        if (child == 0) {
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            for (;;) ::pause();
+        }
+        write_hermes_pid_file(pf, child);
+        // The watcher saw the file, and the member is no protected process.
+        bool warned = wait_until([] {
+            return read_file("/run/liveguard/watcher.log").value_or("").find("session member; not protected") !=
+                   std::string::npos;
+        });
+        int r = warned ? (::kill(child, SIGTERM) == 0 ? 0 : errno) : 200;
+        ::waitpid(child, nullptr, 0);
+        return r;
+    });
+    EXPECT_EQ(rc, 0) << watcher_log();
+}
