@@ -204,6 +204,25 @@ TEST_F(PathGuard, EveryKindOfChangeInsideTheTreeIsRefusedAndLeavesItUnchanged) {
     };
     for (const auto& c : cases) EXPECT_EQ(s.as_member(c.act), EPERM) << c.what;
     EXPECT_EQ(snapshot(kTree), before);
+    // One event per refusal: the mount by the mount door, every other one
+    // by the path door.
+    std::string sid = "\"session_cgroup_id\":" + std::to_string(s.id()) + ",";
+    auto count = [&](const std::string& out, const std::string& hook) {
+        std::istringstream in(out);
+        std::string line;
+        std::size_t n = 0;
+        while (std::getline(in, line))
+            n += line.find(sid) != std::string::npos && line.find("\"hook\":\"" + hook + "\"") != std::string::npos;
+        return n;
+    };
+    std::string out;
+    EXPECT_TRUE(wait_until([&] {
+        out = lg({"events", "--no-follow", "--since", "10m", "--json"}).out;
+        return count(out, "path") + count(out, "mount") >= cases.size();
+    }))
+        << out;
+    EXPECT_EQ(count(out, "path"), cases.size() - 1) << out;
+    EXPECT_EQ(count(out, "mount"), 1u) << out;
     // Reading, listing and stat keep working.
     EXPECT_EQ(s.as_member([] { return err_fd(::open(kConfig.c_str(), O_RDONLY)); }), 0);
     EXPECT_EQ(s.as_member([] {
