@@ -4,6 +4,7 @@
 #include "arch/x86_64.h"
 #include "lib/gate.h"
 #include "lib/keepers.h"
+#include "lib/trees.h"
 
 SEC("lsm/task_kill")
 int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
@@ -151,11 +152,17 @@ int BPF_PROG(lg_file_fcntl, struct file *file, unsigned int cmd, unsigned long a
 	return member_sets_owner(file);
 }
 
+/* Also chattr: an immutable or append-only flag set on a protected file
+ * or tree locks its service out of it, and passes no setattr hook. */
 SEC("lsm/file_ioctl")
 int BPF_PROG(lg_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
 {
-	if (ret || (cmd != FIOSETOWN && cmd != SIOCSPGRP))
+	if (ret)
 		return ret;
+	if (cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR)
+		return tree_change(file->f_path.dentry, LG_PATH_SETATTR);
+	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
+		return 0;
 	return member_sets_owner(file);
 }
 

@@ -24,6 +24,10 @@
 #define F_SETOWN_EX 15
 #define FIOSETOWN 0x8901
 #define SIOCSPGRP 0x8902
+/* chattr: inode flags (immutable, append-only) and their fsxattr form. */
+#define FS_IOC_SETFLAGS 0x40086602
+#define FS_IOC32_SETFLAGS 0x40046602
+#define FS_IOC_FSSETXATTR 0x401c5820
 #define MNT_SHARED 0x1000
 #define MS_BIND 4096
 #define MS_SHARED (1 << 20)

@@ -25,39 +25,62 @@ struct tree_walk {
 #define TREE_PROTECTED 1
 #define TREE_FREE 2
 
-/* The level's name against the except lists: FNV-1a of the whole name and
- * of its last '.'-suffix, at most LG_EXCEPT_NAME_LEN bytes. */
-static __always_inline void note_except_names(struct dentry *d, struct tree_walk *w)
+/* FNV-1a of buf up to its NUL; with `from_dot`, of the part from its last
+ * '.' on (0 when it has none). */
+static __always_inline __u64 name_hash(const char *buf, bool from_dot)
 {
-	char name[LG_EXCEPT_NAME_LEN] = {};
-	long n = bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
-
-	if (n <= 1 || n > LG_EXCEPT_NAME_LEN - 1)
-		return; /* empty, unreadable, or too long to be listed */
-	__u64 whole = LG_FNV_OFFSET, suffix = 0;
+	__u64 h = LG_FNV_OFFSET;
 	bool dotted = false;
 
 	for (int i = 0; i < LG_EXCEPT_NAME_LEN; i++) {
-		unsigned char c = name[i];
+		unsigned char c = buf[i];
 
 		if (!c)
 			break;
-		if (c == '.') {
-			suffix = LG_FNV_OFFSET;
+		if (from_dot && c == '.') {
+			h = LG_FNV_OFFSET;
 			dotted = true;
 		}
-		whole = (whole ^ c) * LG_FNV_PRIME;
-		suffix = (suffix ^ c) * LG_FNV_PRIME;
+		h = (h ^ c) * LG_FNV_PRIME;
 	}
-	struct lg_path_except *x = bpf_map_lookup_elem(&lg_path_excepts, &whole);
+	return from_dot && !dotted ? 0 : h;
+}
+
+/* The level's name against the except lists. A whole name counts at every
+ * level (everything below an excepted directory is writable); a suffix
+ * ("*.pyc") only for the object itself, so that a directory named like a
+ * file it lets through opens no subtree. Names are read up to
+ * LG_EXCEPT_NAME_LEN - 2 bytes; a longer one matches no whole name, and
+ * its suffix is read from its last bytes. */
+static __always_inline void note_except_names(struct dentry *d, __u32 level, struct tree_walk *w)
+{
+	char name[LG_EXCEPT_NAME_LEN] = {};
+	const unsigned char *p = BPF_CORE_READ(d, d_name.name);
+	__u32 len = BPF_CORE_READ(d, d_name.len);
+
+	if (len > 0 && len <= LG_EXCEPT_NAME_LEN - 2 &&
+	    bpf_probe_read_kernel_str(name, sizeof(name), p) > 1) {
+		__u64 whole = name_hash(name, false);
+		struct lg_path_except *x = bpf_map_lookup_elem(&lg_path_excepts, &whole);
+
+		if (x)
+			w->exact_seen |= x->exact_sources;
+	}
+	if (level != 0 || len == 0)
+		return;
+	if (len > LG_EXCEPT_NAME_LEN - 2) {
+		__builtin_memset(name, 0, sizeof(name));
+		if (bpf_probe_read_kernel_str(name, sizeof(name), p + (len - (LG_EXCEPT_NAME_LEN - 2))) <= 1)
+			return;
+	}
+	__u64 suffix = name_hash(name, true);
+
+	if (!suffix)
+		return;
+	struct lg_path_except *x = bpf_map_lookup_elem(&lg_path_excepts, &suffix);
 
 	if (x)
-		w->exact_seen |= x->exact_sources;
-	if (dotted) {
-		x = bpf_map_lookup_elem(&lg_path_excepts, &suffix);
-		if (x)
-			w->suffix_seen |= x->suffix_sources;
-	}
+		w->suffix_seen |= x->suffix_sources;
 }
 
 static long tree_step(__u32 i, struct tree_walk *w)
@@ -73,17 +96,17 @@ static long tree_step(__u32 i, struct tree_walk *w)
 					    ? 1ull << ((g->source - 1) & 63)
 					    : 0;
 
-			if (g->kind == LG_INODE_PROTECTED_TREE && ((w->exact_seen | w->suffix_seen) & bit)) {
-				w->state = TREE_FREE;
+			/* Excepted by this tree: a tree around it may still
+			 * protect it, so the walk goes on. */
+			if (!(g->kind == LG_INODE_PROTECTED_TREE && ((w->exact_seen | w->suffix_seen) & bit))) {
+				w->state = TREE_PROTECTED;
+				w->source = g->source;
+				w->object = BPF_CORE_READ(inode, i_ino);
 				return 1;
 			}
-			w->state = TREE_PROTECTED;
-			w->source = g->source;
-			w->object = BPF_CORE_READ(inode, i_ino);
-			return 1;
 		}
 	}
-	note_except_names(d, w);
+	note_except_names(d, i, w);
 	struct dentry *parent = BPF_CORE_READ(d, d_parent);
 
 	if (!parent || parent == d) {

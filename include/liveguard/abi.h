@@ -102,8 +102,8 @@ enum lg_inode_kind {
  * this below the root is refused while any tree is protected: the walk
  * cannot tell whether a protected directory is above it. */
 #define LG_TREE_DEPTH 64
-/* Names in a [[protect]] path's `except` list are compared by hash; a name
- * longer than this can never match one. */
+/* Names in a [[protect]] path's `except` list are compared by hash, read
+ * into a buffer of this size: up to LG_EXCEPT_NAME_LEN - 2 bytes each. */
 #define LG_EXCEPT_NAME_LEN 32
 #define LG_MAX_PATH_EXCEPTS 1024
 /* [[protect]] tables whose `except` lists the kernel can tell apart: one

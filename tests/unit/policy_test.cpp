@@ -147,7 +147,7 @@ TEST(Policy, ExceptEntriesTheKernelCannotMatchAreRefused) {
         {"[[protect]]\npath = \"/x\"\nexcept = [\"*.tar.gz\"]\n", "a suffix of one part"},
         {"[[protect]]\npath = \"/x\"\nexcept = [\"\"]\n", "an empty name"},
         {"[[protect]]\npath = \"/x\"\nexcept = [\"..\"]\n", "not a name a file can have"},
-        {"[[protect]]\npath = \"/x\"\nexcept = [\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]\n", "longer than 31 bytes"},
+        {"[[protect]]\npath = \"/x\"\nexcept = [\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]\n", "longer than 30 bytes"},
         {"[[protect]]\npidfile = \"/x.pid\"\nexcept = [\"a\"]\n", "p.toml:1: `except` belongs to a [[protect]] path table"},
         {"[[protect]]\npath = \"relative\"\n", "p.toml:2: `path` must be an absolute path"},
     };

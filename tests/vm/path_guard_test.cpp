@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -42,7 +44,7 @@ const char* const kPathPrograms[] = {
     "lg_file_open",      "lg_file_permission", "lg_file_receive",   "lg_inode_create",
     "lg_inode_unlink",   "lg_inode_rmdir",     "lg_inode_link",     "lg_inode_symlink",
     "lg_inode_mkdir",    "lg_inode_mknod",     "lg_inode_rename",   "lg_inode_setattr",
-    "lg_inode_setxattr", "lg_inode_removexattr",
+    "lg_inode_setxattr", "lg_inode_removexattr", "lg_file_ioctl",
 };
 
 void take_path_hooks_off() {
@@ -138,6 +140,13 @@ protected:
     void TearDown() override {
         lg({"unload"});
         ::umount2((kRoot + "/bind").c_str(), MNT_DETACH);
+        // What a control run let through must not outlive the test.
+        int fd = ::open((kTree + "/config.yaml").c_str(), O_RDONLY);
+        if (fd >= 0) {
+            int none = 0;
+            ::ioctl(fd, FS_IOC_SETFLAGS, &none);
+            ::close(fd);
+        }
     }
 
     void load(const std::string& extra = "") {
@@ -197,6 +206,14 @@ TEST_F(PathGuard, EveryKindOfChangeInsideTheTreeIsRefusedAndLeavesItUnchanged) {
          }},
         {"setxattr", [] { return err(::setxattr(kConfig.c_str(), "trusted.lg", "x", 1, 0)); }},
         {"removexattr", [] { return err(::removexattr((kTree + "/sessions/db.sqlite").c_str(), "trusted.lg")); }},
+        {"chattr +a", [] {
+             int fd = ::open(kConfig.c_str(), O_RDONLY);
+             if (fd < 0) return errno;
+             int flags = FS_APPEND_FL;
+             int r = err(::ioctl(fd, FS_IOC_SETFLAGS, &flags));
+             ::close(fd);
+             return r;
+         }},
         {"mount over a directory in it",
          [] { return err(::mount("tmpfs", (kTree + "/sessions").c_str(), "tmpfs", 0, nullptr)); }},
         {"rename the tree itself", [] { return err(::rename(kTree.c_str(), (kOutside + "/hermes").c_str())); }},
@@ -246,6 +263,14 @@ TEST_F(PathGuard, ADirectoryReplacedAtTheSamePathIsProtectedAgain) {
     EXPECT_TRUE(wait_until([&] { return s.as_member(open_config) == EPERM; })) << watcher_log();
     EXPECT_EQ(s.as_member([] { return err_fd(::open((kTree + "/new").c_str(), O_CREAT | O_WRONLY, 0644)); }), EPERM);
     EXPECT_EQ(read_file(kConfig).value_or(""), "model: restored\n");
+}
+
+TEST_F(PathGuard, ANameAnInnerTreeExceptsIsStillRefusedByTheTreeAroundIt) {
+    load("[[protect]]\npath = \"" + kTree + "/sessions\"\nexcept = [\"*.db\"]\n");
+    Session s;
+    EXPECT_EQ(s.as_member([] { return err_fd(::open((kTree + "/sessions/new.db").c_str(), O_CREAT | O_WRONLY, 0644)); }),
+              EPERM);
+    EXPECT_FALSE(fs::exists(kTree + "/sessions/new.db"));
 }
 
 TEST_F(PathGuard, AWriteThroughADescriptorOpenedBeforeTheSessionIsRefused) {
@@ -379,6 +404,18 @@ TEST_F(Path, NamesInExceptStayWritableForMembers) {
                   return err_fd(::open((kTree + "/.pytest_cache/v/lastfailed").c_str(), O_CREAT | O_WRONLY, 0644));
               }),
               0);
+    // A suffix lets a file through whatever its length, but a directory
+    // named like one opens nothing below it.
+    EXPECT_EQ(s.as_member([] {
+                  return err_fd(::open((kTree + "/a_rather_long_module_name.cpython-311.pyc").c_str(),
+                                       O_CREAT | O_WRONLY, 0644));
+              }),
+              0);
+    EXPECT_EQ(s.as_member([] {
+                  if (::mkdir((kTree + "/evil.pyc").c_str(), 0755) != 0) return errno;
+                  return err_fd(::open((kTree + "/evil.pyc/SKILL.md").c_str(), O_CREAT | O_WRONLY, 0644));
+              }),
+              EPERM);
     // A name that only looks like one is still protected.
     EXPECT_EQ(s.as_member([] { return err_fd(::open((kTree + "/pyc").c_str(), O_CREAT | O_WRONLY, 0644)); }), EPERM);
 }
@@ -402,6 +439,8 @@ TEST_F(Path, AProcessATestStartedAndNamedInAPidFileIsNotProtected) {
         });
         int r = warned ? (::kill(child, SIGTERM) == 0 ? 0 : errno) : 200;
         ::waitpid(child, nullptr, 0);
+        // Nor is its PID file: the test's own tooling removes it.
+        if (r == 0 && ::unlink(pf.c_str()) != 0) r = errno;
         return r;
     });
     EXPECT_EQ(rc, 0) << watcher_log();

@@ -63,7 +63,9 @@ const char* inode_kind_name(std::uint32_t kind) {
 
 bool GuardedInodes::add(const lg_inode_key& key, std::uint32_t kind, std::uint32_t source) {
     lg_guarded_inode v{};
-    if (bpf_map_lookup_elem(fd_, &key, &v) == 0 && v.kind == kind) return false;
+    // The source too: a reloaded policy may have renumbered its tables, and
+    // the kernel picks a tree's `except` list by it.
+    if (bpf_map_lookup_elem(fd_, &key, &v) == 0 && v.kind == kind && v.source == source) return false;
     v.kind = kind;
     v.source = source;
     if (bpf_map_update_elem(fd_, &key, &v, BPF_ANY) != 0)

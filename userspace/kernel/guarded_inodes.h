@@ -39,7 +39,7 @@ class GuardedInodes {
 public:
     explicit GuardedInodes(int map_fd) : fd_(map_fd) {}
 
-    // False when it was already guarded as this kind.
+    // False when it was already guarded as this kind, for this source.
     bool add(const lg_inode_key& key, std::uint32_t kind, std::uint32_t source);
     bool remove(const lg_inode_key& key);
     std::vector<std::pair<lg_inode_key, lg_guarded_inode>> list() const;

@@ -15,8 +15,12 @@ namespace liveguard {
 std::map<std::uint64_t, lg_path_except> path_except_keys(const std::vector<ProtectTarget>& targets) {
     std::map<std::uint64_t, lg_path_except> keys;
     for (const auto& t : targets) {
-        if (t.kind != TargetKind::Path || t.source < 1 || t.source > LG_MAX_EXCEPT_SOURCES) continue;
+        if (t.source < 1 || t.source > LG_MAX_EXCEPT_SOURCES) continue;
         std::uint64_t bit = 1ull << (t.source - 1);
+        // An s6 service directory is protected whole but for event/, where
+        // s6-svwait and s6-svlisten make their FIFOs to wait on a service.
+        if (t.kind == TargetKind::S6) keys[fnv1a("event")].exact_sources |= bit;
+        if (t.kind != TargetKind::Path) continue;
         for (const auto& name : t.except) {
             if (name[0] == '*') keys[fnv1a(name.substr(1))].suffix_sources |= bit;
             else keys[fnv1a(name)].exact_sources |= bit;

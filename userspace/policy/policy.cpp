@@ -182,8 +182,8 @@ std::optional<std::string> toml_trap(std::string_view t) {
 
 std::optional<std::string> except_entry_problem(const std::string& name) {
     if (name.empty()) return "an empty name";
-    if (name.size() >= LG_EXCEPT_NAME_LEN)
-        return "longer than " + std::to_string(LG_EXCEPT_NAME_LEN - 1) + " bytes";
+    if (name.size() > LG_EXCEPT_NAME_LEN - 2)
+        return "longer than " + std::to_string(LG_EXCEPT_NAME_LEN - 2) + " bytes";
     if (name.find('/') != std::string::npos) return "a name, not a path (no '/')";
     if (name == "." || name == "..") return "not a name a file can have";
     std::string rest = name[0] == '*' ? name.substr(1) : name;

@@ -293,13 +293,15 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& path : expand_glob(t.pattern)) {
                 r.watch_dirs.insert(std::filesystem::path(path).parent_path().string());
-                // A PID file rewritten by a test points the service's own
-                // tooling (stop, --replace) at the wrong process.
-                r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
                 auto o = read_pid_file(path);
                 if (o.pid) {
                     r.processes.push_back({*o.pid, false, "pid file " + path});
-                    r.processes.back().named_by_file = true;
+                    r.processes.back().named_by_file = path;
+                    // A PID file rewritten by a test points the service's
+                    // own tooling (stop, --replace) at the wrong process.
+                    // Guarded once it names one: an empty file being
+                    // written is not the live service's yet.
+                    r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
                 }
                 if (!o.warning.empty()) r.warnings.push_back(o.warning);
                 r.retry |= o.retry;
@@ -317,7 +319,8 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
                 }
                 for (auto& w : path_words(dir, true)) r.exec_words.emplace_back(w, LG_WORD_S6_SERVICE);
                 // Its run script, its down file, its env: what the next
-                // start runs.
+                // start runs. (Its event/ directory stays open to members:
+                // s6-svwait waits there without changing anything.)
                 r.guarded_files.emplace_back(dir, LG_INODE_PROTECTED_TREE);
                 if (auto supervise = resolve_s6_supervised(dir, "s6 service", r))
                     resolve_s6_svscan(*supervise, scandir, r);

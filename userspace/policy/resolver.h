@@ -19,9 +19,10 @@ struct ProcessToProtect {
     bool inherit = false;  // a supervisor: its children are protected at fork
     std::string why;       // e.g. "s6-supervise of /run/service/gateway-default"
     bool pipe_reader = false;  // reads a service's output: protected only outside sessions
-    // Found through a file anyone may have written (a PID file): a session
-    // member named there is the test's own process, not the service.
-    bool named_by_file = false;
+    // The PID file it was found through, which anyone may have written: a
+    // session member named there is the test's own process, not the
+    // service, and its file is the test's too.
+    std::string named_by_file;
 };
 
 struct Resolution {

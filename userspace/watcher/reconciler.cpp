@@ -94,15 +94,17 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
     shown.pattern = t.pattern;
     shown.description = t.describe();
     shown.line = t.line;
+    std::set<std::string> members_files;  // PID files that name a member
     for (const auto& p : r.processes) {
         // A test reading a service's output is no keeper of it: protected,
         // it would be out of its own session's reach.
         // Nor is a process a test started and named in a PID file: the
         // test that started it must be able to stop it.
-        if ((p.pipe_reader || p.named_by_file) &&
+        if ((p.pipe_reader || !p.named_by_file.empty()) &&
             SessionRegistry(maps_.sessions.get(), maps_.settings.get()).has_member(mount_, maps_.members.get(), p.pid)) {
             pass.warnings.insert(t.describe() + ": pid " + std::to_string(p.pid) + " is a " + p.why +
                                  ", but a session member; not protected");
+            if (!p.named_by_file.empty()) members_files.insert(p.named_by_file);
             continue;
         }
         try {
@@ -122,7 +124,9 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
         shown.cgroups.push_back(path);
     }
     pass.owners.insert(t.describe());
-    for (const auto& [path, kind] : r.guarded_files) want_inode(pass, path, kind, t.source, t.describe());
+    for (const auto& [path, kind] : r.guarded_files)
+        if (!(kind == LG_INODE_PROTECTED_FILE && members_files.count(path)))
+            want_inode(pass, path, kind, t.source, t.describe());
     for (const auto& [word, flag] : r.exec_words) pass.words[word] |= flag;
     pass.warnings.insert(r.warnings.begin(), r.warnings.end());
 }
