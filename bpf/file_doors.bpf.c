@@ -216,3 +216,20 @@ int BPF_PROG(lg_inode_removexattr, void *idmap, struct dentry *dentry, const cha
 {
 	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
 }
+
+/* From 6.2 a POSIX ACL has hooks of its own: setfacl passes neither
+ * inode_setxattr nor, though an access ACL rewrites the mode bits,
+ * inode_setattr. Kernels before 6.2 load without these two (the loader
+ * leaves them out), where inode_setxattr sees every ACL change. */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(lg_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl, int ret)
+{
+	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(lg_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
+{
+	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
+}

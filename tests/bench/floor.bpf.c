@@ -280,3 +280,15 @@ int BPF_PROG(floor_inode_removexattr)
 {
 	return 0;
 }
+
+SEC("lsm/inode_set_acl")
+int BPF_PROG(floor_inode_set_acl)
+{
+	return 0;
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(floor_inode_remove_acl)
+{
+	return 0;
+}

@@ -63,6 +63,7 @@
 #include "kernel/map_walk.h"
 #include "kernel/pinned_maps.h"
 #include "base/proc.h"
+#include "kernel/fmod_ret.h"
 #include "kernel/programs.h"
 #include "kernel/protected_cgroups.h"
 #include "kernel/protected_set.h"
@@ -356,9 +357,21 @@ void require_floor_matches_guard(const floor_bpf* floor) {
 // The floor phase's programs, attached for as long as this lives.
 class FloorPrograms {
 public:
-    FloorPrograms() : skel_(floor_bpf__open_and_load()) {
-        if (!skel_) throw std::runtime_error(std::string("cannot load the floor programs: ") + std::strerror(errno));
+    FloorPrograms() : skel_(floor_bpf__open()) {
+        if (!skel_) throw std::runtime_error(std::string("cannot open the floor programs: ") + std::strerror(errno));
         require_floor_matches_guard(skel_);
+        // Where the guard leaves a program out, so does the floor.
+        auto present = liveguard::kernel_functions_among(liveguard::newer_lsm_hook_functions(skel_->obj));
+        struct bpf_program* prog;
+        bpf_object__for_each_program(prog, skel_->obj) {
+            std::string_view hook = liveguard::lsm_hook_of(prog);
+            if (liveguard::hook_newer_than_its_cover(hook) && !present.count("bpf_lsm_" + std::string(hook)))
+                bpf_program__set_autoload(prog, false);
+        }
+        if (int err = floor_bpf__load(skel_); err != 0) {
+            floor_bpf__destroy(skel_);
+            throw std::runtime_error(std::string("cannot load the floor programs: ") + std::strerror(-err));
+        }
         if (int err = floor_bpf__attach(skel_); err != 0) {
             floor_bpf__destroy(skel_);
             throw std::runtime_error(std::string("cannot attach the floor programs: ") + std::strerror(-err));

@@ -45,6 +45,8 @@ const char* const kPathPrograms[] = {
     "lg_inode_unlink",   "lg_inode_rmdir",     "lg_inode_link",     "lg_inode_symlink",
     "lg_inode_mkdir",    "lg_inode_mknod",     "lg_inode_rename",   "lg_inode_setattr",
     "lg_inode_setxattr", "lg_inode_removexattr", "lg_file_ioctl",
+    // 6.2 and later only (ACLs reach inode_setxattr before that):
+    "lg_inode_set_acl",  "lg_inode_remove_acl",
 };
 
 void take_path_hooks_off() {
@@ -92,12 +94,33 @@ std::string snapshot(const std::string& dir) {
         char v[64];
         ssize_t xl = ::lgetxattr(n.c_str(), "trusted.lg", v, sizeof v);
         if (xl >= 0) out << " xattr=" << std::string(v, static_cast<std::size_t>(xl));
+        char acl[256];
+        ssize_t al = ::lgetxattr(n.c_str(), "system.posix_acl_access", acl, sizeof acl);
+        if (al >= 0) out << " acl=" << std::hash<std::string>()(std::string(acl, static_cast<std::size_t>(al)));
         out << "\n";
     }
     return out.str();
 }
 
 int err(long rc) { return rc == 0 ? 0 : errno; }
+
+// An access ACL as setfacl stores it (user::rwx,user:1234:rw-,group::r--,
+// mask::rw-,other::r--): on a 0644 file it also sets the owner's x bit and
+// the group bits to the mask, without any chmod.
+std::string access_acl() {
+    auto entry = [](std::uint16_t tag, std::uint16_t perm, std::uint32_t id) {
+        std::string e(8, '\0');
+        std::memcpy(e.data(), &tag, 2);
+        std::memcpy(e.data() + 2, &perm, 2);
+        std::memcpy(e.data() + 4, &id, 4);
+        return e;
+    };
+    std::uint32_t version = 2;
+    std::string acl(reinterpret_cast<const char*>(&version), 4);
+    acl += entry(0x01, 7, 0xffffffff) + entry(0x02, 6, 1234) + entry(0x04, 4, 0xffffffff) +
+           entry(0x10, 6, 0xffffffff) + entry(0x20, 4, 0xffffffff);
+    return acl;
+}
 int err_fd(int fd) {
     if (fd < 0) return errno;
     ::close(fd);
@@ -135,6 +158,10 @@ protected:
         write_text(kTree + "/sessions/db.sqlite", "live sessions\n");
         write_text(kOutside + "/incoming", "from outside\n");
         ASSERT_EQ(::setxattr((kTree + "/sessions/db.sqlite").c_str(), "trusted.lg", "v", 1, 0), 0)
+            << std::strerror(errno);
+        std::string acl = access_acl();
+        ASSERT_EQ(::setxattr((kTree + "/sessions/db.sqlite").c_str(), "system.posix_acl_access", acl.data(),
+                             acl.size(), 0), 0)
             << std::strerror(errno);
     }
     void TearDown() override {
@@ -206,6 +233,12 @@ TEST_F(PathGuard, EveryKindOfChangeInsideTheTreeIsRefusedAndLeavesItUnchanged) {
          }},
         {"setxattr", [] { return err(::setxattr(kConfig.c_str(), "trusted.lg", "x", 1, 0)); }},
         {"removexattr", [] { return err(::removexattr((kTree + "/sessions/db.sqlite").c_str(), "trusted.lg")); }},
+        {"set an access ACL (setfacl)", [] {
+             std::string acl = access_acl();
+             return err(::setxattr(kConfig.c_str(), "system.posix_acl_access", acl.data(), acl.size(), 0));
+         }},
+        {"remove an access ACL (setfacl -b)",
+         [] { return err(::removexattr((kTree + "/sessions/db.sqlite").c_str(), "system.posix_acl_access")); }},
         {"chattr +a", [] {
              int fd = ::open(kConfig.c_str(), O_RDONLY);
              if (fd < 0) return errno;
@@ -381,6 +414,9 @@ TEST_F(Path, TheSameChangesFromOutsideASessionWork) {
     EXPECT_EQ(err_fd(::open(kConfig.c_str(), O_WRONLY | O_APPEND)), 0);
     EXPECT_EQ(err(::chmod(kConfig.c_str(), 0600)), 0);
     EXPECT_EQ(err(::setxattr(kConfig.c_str(), "trusted.lg", "x", 1, 0)), 0);
+    std::string acl = access_acl();
+    EXPECT_EQ(err(::setxattr(kConfig.c_str(), "system.posix_acl_access", acl.data(), acl.size(), 0)), 0);
+    EXPECT_EQ(err(::removexattr(kConfig.c_str(), "system.posix_acl_access")), 0);
     EXPECT_EQ(err(::truncate(kConfig.c_str(), 0)), 0);
     EXPECT_EQ(err(::mkdir((kTree + "/newdir").c_str(), 0755)), 0);
     EXPECT_EQ(err(::rename(kConfig.c_str(), (kTree + "/renamed").c_str())), 0);
@@ -444,4 +480,31 @@ TEST_F(Path, AProcessATestStartedAndNamedInAPidFileIsNotProtected) {
         return r;
     });
     EXPECT_EQ(rc, 0) << watcher_log();
+}
+
+TEST_F(Path, ATreeDroppedWhileTheWatcherWasDownIsFreedByTheNextOne) {
+    load();
+    Session s;
+    ASSERT_EQ(s.as_member([] { return err_fd(::open(kConfig.c_str(), O_WRONLY)); }), EPERM);
+    // The watcher this test's `load` started dies; the policy changes
+    // while none runs; a new load starts the next watcher over the same
+    // kernel state.
+    auto text = read_file("/run/liveguard/watcher.pid");
+    ASSERT_TRUE(text.has_value());
+    pid_t watcher = std::atoi(text->c_str());
+    ASSERT_GT(watcher, 0);
+    ASSERT_EQ(::kill(watcher, SIGKILL), 0);
+    ASSERT_TRUE(wait_until([&] { return ::kill(watcher, 0) != 0 || read_file("/proc/" + std::to_string(watcher) + "/stat")
+                                                                          .value_or(") Z ")
+                                                                          .find(") Z ") != std::string::npos; }));
+    write_text(kRoot + "/policy.toml", "[[protect]]\npath = \"" + kOutside + "\"\n");
+    auto r = lg({"load", "--config", kRoot + "/policy.toml"});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    ASSERT_TRUE(wait_until([] { return lg({"status", "--json"}).out.find(kOutside) != std::string::npos; }));
+    ASSERT_TRUE(wait_until([&] {
+        return s.as_member([] { return err_fd(::open((kOutside + "/new").c_str(), O_CREAT | O_WRONLY, 0644)); }) ==
+               EPERM;
+    }));
+    EXPECT_EQ(s.as_member([] { return err_fd(::open(kConfig.c_str(), O_WRONLY)); }), 0)
+        << "the tree the policy no longer names is still protected";
 }

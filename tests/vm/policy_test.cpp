@@ -398,3 +398,39 @@ TEST_F(Policy, HostileFilesGetAWarningAndTheWatcherGoesOn) {
         EXPECT_NE(log.find(dir + "/" + bad + "/gateway.pid"), std::string::npos) << bad << "\n" << log;
     EXPECT_NE(lg({"status"}).out.find("policy watcher: running"), std::string::npos);
 }
+
+namespace {
+// Resolutions the watcher has made since it started (watcher.json).
+long watcher_passes() {
+    std::string json = read_file("/run/liveguard/watcher.json").value_or("");
+    auto at = json.find("\"passes\":");
+    return at == std::string::npos ? -1 : std::atol(json.c_str() + at + 9);
+}
+}  // namespace
+
+TEST_F(Policy, TheWatcherWakesForItsPidFileNotForItsNeighbours) {
+    Target gw, next;
+    std::string pf = kRoot + "/gateway.pid";
+    write_hermes_pid_file(pf, gw.pid());
+    load_policy("[[protect]]\npidfile = \"" + pf + "\"\n");
+    ASSERT_TRUE(wait_until([&] { return listed_protected(gw.pid()); }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the follow-up pass of a new watch
+    long before = watcher_passes();
+    ASSERT_GT(before, 0);
+    // A service's database and log beside its PID file, busy.
+    for (int i = 0; i < 300; ++i) {
+        int fd = ::open((kRoot + "/state.db").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::write(fd, "row\n", 4), 4);
+        ::close(fd);
+        write_text(kRoot + "/state.db-journal", "j");
+        ::unlink((kRoot + "/state.db-journal").c_str());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    long after = watcher_passes();
+    EXPECT_LE(after - before, 1) << before << " -> " << after << " passes for 1200 changes beside the PID file";
+    // The PID file itself still wakes it.
+    write_hermes_pid_file(pf, next.pid());
+    EXPECT_TRUE(wait_until([&] { return listed_protected(next.pid()); }));
+    EXPECT_TRUE(wait_until([&] { return watcher_passes() > after; })) << watcher_passes();
+}

@@ -47,6 +47,15 @@ std::optional<int> kernel_function_args(const std::string& name) {
     return static_cast<int>(btf_vlen(proto));
 }
 
+std::set<std::string> kernel_functions_among(const std::vector<std::string>& names) {
+    std::set<std::string> present;
+    std::unique_ptr<struct btf, BtfDeleter> btf(btf__load_vmlinux_btf());
+    if (!btf) return present;
+    for (const auto& n : names)
+        if (func_proto(btf.get(), n)) present.insert(n);
+    return present;
+}
+
 std::vector<FmodRetTarget> plan_fmod_ret(const struct bpf_object* obj) {
     std::unique_ptr<struct btf, BtfDeleter> btf(btf__load_vmlinux_btf());
     if (!btf) throw_errno("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux)", errno,

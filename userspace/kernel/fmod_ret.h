@@ -9,6 +9,7 @@
 // this kernel has, and with which arguments, is read from its BTF, never
 // assumed: one may be inlined or take other arguments than the hook.
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ std::vector<FmodRetTarget> plan_fmod_ret(const struct bpf_object* obj);
 // How many arguments the kernel function `name` takes, from the running
 // kernel's BTF; nothing when it is not there (or there is no BTF).
 std::optional<int> kernel_function_args(const std::string& name);
+// Which of `names` are functions of the running kernel, read from its BTF
+// once; none when it has no BTF.
+std::set<std::string> kernel_functions_among(const std::vector<std::string>& names);
 
 // Sets each program of the plan up to attach as planned, before load; a
 // program that cannot is not loaded.

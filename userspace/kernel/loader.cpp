@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "base/error.h"
 #include "base/fd.h"
@@ -104,8 +105,18 @@ std::uint32_t host_namespace(const std::string& kind) {
 std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     Mode mode = mode_of(attach);
     struct bpf_program* prog;
-    bpf_object__for_each_program(prog, skel->obj)
-        bpf_program__set_autoload(prog, program_runs_in(prog, mode));
+    // An LSM program for a hook this kernel does not have would fail the
+    // whole load; fmod_ret plans leave such programs out themselves.
+    std::set<std::string> present;
+    if (attach == Attach::Lsm) present = kernel_functions_among(newer_lsm_hook_functions(skel->obj));
+    bpf_object__for_each_program(prog, skel->obj) {
+        bool runs = program_runs_in(prog, mode);
+        std::string_view hook = lsm_hook_of(prog);
+        if (runs && attach == Attach::Lsm && hook_newer_than_its_cover(hook) &&
+            !present.count("bpf_lsm_" + std::string(hook)))
+            runs = false;
+        bpf_program__set_autoload(prog, runs);
+    }
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
     skel->rodata->lg_fmod_ret = attach == Attach::FmodRet;
     skel->rodata->lg_host_mnt_ns = host_namespace("mnt");
@@ -119,7 +130,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         auto plan = plan_fmod_ret(skel->obj);
         apply_fmod_ret(skel->obj, plan);
         for (const auto& t : plan)
-            if (!t.problem.empty()) uncovered.push_back(t.hook + ": " + t.problem);
+            if (!t.problem.empty() && !hook_newer_than_its_cover(t.hook)) uncovered.push_back(t.hook + ": " + t.problem);
     }
     return uncovered;
 }

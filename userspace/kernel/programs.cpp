@@ -34,6 +34,25 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode) {
     return true;
 }
 
+bool hook_newer_than_its_cover(std::string_view hook) {
+    return hook == "inode_set_acl" || hook == "inode_remove_acl";
+}
+
+std::string_view lsm_hook_of(const struct bpf_program* prog) {
+    std::string_view section = bpf_program__section_name(prog);
+    return starts_with(section, "lsm/") ? section.substr(4) : std::string_view();
+}
+
+std::vector<std::string> newer_lsm_hook_functions(struct bpf_object* obj) {
+    std::vector<std::string> out;
+    struct bpf_program* prog;
+    bpf_object__for_each_program(prog, obj) {
+        std::string_view hook = lsm_hook_of(prog);
+        if (hook_newer_than_its_cover(hook)) out.push_back("bpf_lsm_" + std::string(hook));
+    }
+    return out;
+}
+
 std::vector<std::string> attach_points_of(Mode mode) {
     Skeleton skel = open_skeleton();
     std::vector<std::string> out;

@@ -6,9 +6,11 @@
 // trampolines; the rest (tp_btf bookkeeping at fork and cgroup moves)
 // serve both.
 #include <string>
+#include <string_view>
 #include <vector>
 
-struct bpf_program;  // libbpf
+struct bpf_object;   // libbpf
+struct bpf_program;
 
 namespace liveguard {
 
@@ -28,6 +30,15 @@ const char* attach_name(Attach a);  // "lsm", "fmod_ret", "audit-only"
 Mode mode_of(Attach a);
 
 bool program_runs_in(const struct bpf_program* prog, Mode mode);
+
+// Hooks newer than some kernels this runs on, where an older hook sees the
+// same act there: before 6.2 a POSIX ACL was set through inode_setxattr,
+// and inode_set_acl did not exist. A kernel without one is no gap.
+bool hook_newer_than_its_cover(std::string_view hook);
+// The hook of an lsm/ program ("task_kill"); empty for any other program.
+std::string_view lsm_hook_of(const struct bpf_program* prog);
+// The bpf_lsm_* functions of the object's programs on such newer hooks.
+std::vector<std::string> newer_lsm_hook_functions(struct bpf_object* obj);
 
 // Where the programs of `mode` attach: their section names
 // ("lsm/task_kill", ...), in the object's order.

@@ -107,11 +107,11 @@ std::optional<pid_t> find_s6_supervise(const std::string& service_dir) {
 // the process it runs now, and the control FIFO both answer to. Returns the
 // s6-supervise's pid when it runs.
 std::optional<pid_t> resolve_s6_supervised(const std::string& dir, const std::string& what, Resolution& r) {
-    r.watch_dirs.insert(dir);
+    watch(r.watch_dirs, dir, kAnyName);
     std::string sup = dir + "/supervise";
     // s6-svc and a plain write both go through this FIFO.
     r.guarded_files.emplace_back(sup + "/control", LG_INODE_SUPERVISE_CONTROL);
-    if (::access(sup.c_str(), F_OK) == 0) r.watch_dirs.insert(sup);
+    if (::access(sup.c_str(), F_OK) == 0) watch(r.watch_dirs, sup, kAnyName);
     auto supervise = find_s6_supervise(dir);
     if (supervise)
         r.processes.push_back({*supervise, true, "s6-supervise of " + dir});
@@ -168,7 +168,7 @@ void walk_cgroups(const std::string& dir, int depth, const std::string& unit_glo
     if (depth > 12) return;
     DIR* d = ::opendir(dir.c_str());
     if (!d) return;
-    r.watch_dirs.insert(dir);
+    watch(r.watch_dirs, dir, kAnyName);
     std::vector<std::string> subdirs;
     while (auto* e = ::readdir(d)) {
         if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
@@ -202,8 +202,18 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
     return out;
 }
 
-std::set<std::string> glob_watch_dirs(const std::string& pattern) {
-    std::set<std::string> dirs;
+void watch(WatchDirs& dirs, const std::string& dir, const std::string& name) { dirs[dir].insert(name); }
+
+bool watch_concerns(const WatchDirs& dirs, const std::string& dir, const std::string& name) {
+    auto it = dirs.find(dir);
+    if (it == dirs.end()) return true;
+    for (const auto& pattern : it->second)
+        if (::fnmatch(pattern.c_str(), name.c_str(), 0) == 0) return true;
+    return false;
+}
+
+WatchDirs glob_watch_dirs(const std::string& pattern) {
+    WatchDirs dirs;
     auto parts = split_path(pattern);
     if (parts.empty()) return dirs;
     // The last wildcard-free ancestor of the file, and every directory
@@ -219,15 +229,17 @@ std::set<std::string> glob_watch_dirs(const std::string& pattern) {
     if (prefix.empty()) prefix = "/";
     // When that ancestor does not exist yet, watch the nearest one that does.
     std::string existing = prefix;
+    // (Any name there: it is the one on the way down that matters, and a
+    // missing ancestor is no busy directory.)
     while (existing != "/" && ::access(existing.c_str(), F_OK) != 0)
         existing = std::filesystem::path(existing).parent_path().string();
-    dirs.insert(existing);
+    watch(dirs, existing, existing == prefix ? parts[first_wild] : kAnyName);
     std::string level = prefix == "/" ? "" : prefix;
     for (std::size_t i = first_wild; i + 1 < parts.size(); ++i) {
         level += "/" + parts[i];
         for (const auto& d : expand_glob(level)) {
             struct stat st {};
-            if (::stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) dirs.insert(d);
+            if (::stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) watch(dirs, d, parts[i + 1]);
         }
     }
     return dirs;
@@ -292,7 +304,8 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         case TargetKind::PidFile:
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& path : expand_glob(t.pattern)) {
-                r.watch_dirs.insert(std::filesystem::path(path).parent_path().string());
+                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
+                      std::filesystem::path(path).filename().string());
                 auto o = read_pid_file(path);
                 if (o.pid) {
                     r.processes.push_back({*o.pid, false, "pid file " + path});
@@ -313,7 +326,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
                 // The scan directory's own FIFO can stop every service in it.
                 std::string scandir = std::filesystem::path(dir).parent_path().string();
                 if (::access((scandir + "/.s6-svscan").c_str(), F_OK) == 0) {
-                    r.watch_dirs.insert(scandir + "/.s6-svscan");
+                    watch(r.watch_dirs, scandir + "/.s6-svscan", kAnyName);
                     r.guarded_files.emplace_back(scandir + "/.s6-svscan/control", LG_INODE_SVSCAN_CONTROL);
                     for (auto& w : path_words(scandir, false)) r.exec_words.emplace_back(w, LG_WORD_S6_SCANDIR);
                 }
@@ -345,7 +358,8 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& path : expand_glob(t.pattern)) {
                 // A new directory at the same path is a new inode: look again.
-                r.watch_dirs.insert(std::filesystem::path(path).parent_path().string());
+                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
+                      std::filesystem::path(path).filename().string());
                 struct stat st {};
                 if (::stat(path.c_str(), &st) != 0) continue;  // gone since the glob
                 if (S_ISREG(st.st_mode)) {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,10 +26,21 @@ struct ProcessToProtect {
     std::string named_by_file;
 };
 
+// Directories to watch, each with the names in it (glob patterns, as in
+// the policy) whose creation, change or removal can change a resolution.
+// A write to any other entry (the service's log, its database) wakes no
+// pass: the directory of a PID file is often the service's busiest.
+using WatchDirs = std::map<std::string, std::set<std::string>>;
+inline constexpr const char* kAnyName = "*";
+void watch(WatchDirs& dirs, const std::string& dir, const std::string& name);
+// Whether a change to `name` in `dir` concerns the watch (fnmatch, and so
+// never narrower than the glob expansion it guards).
+bool watch_concerns(const WatchDirs& dirs, const std::string& dir, const std::string& name);
+
 struct Resolution {
     std::vector<ProcessToProtect> processes;
     std::vector<std::pair<std::uint64_t, std::string>> cgroups;  // id, path
-    std::set<std::string> watch_dirs;
+    WatchDirs watch_dirs;
     // Side doors to the target: files guarded by identity (path, enum
     // lg_inode_kind) and the words naming it to service-control commands
     // (word, enum lg_word_flags).
@@ -45,7 +57,7 @@ std::vector<std::string> expand_glob(const std::string& pattern);
 // Directories whose entries can change the expansion of `pattern`: every
 // existing directory matched by each prefix of the pattern, starting at
 // its last wildcard-free ancestor.
-std::set<std::string> glob_watch_dirs(const std::string& pattern);
+WatchDirs glob_watch_dirs(const std::string& pattern);
 
 // Regular files below `dir` with more than one name, at most `max`: a
 // name outside the tree reaches them without passing through it.

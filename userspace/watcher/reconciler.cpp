@@ -79,6 +79,7 @@ bool Reconciler::apply() {
     state.config = policy_.path;
     state.warnings.assign(pass.warnings.begin(), pass.warnings.end());
     state.watched_dirs = dir_wd_.size();
+    state.passes = ++passes_;
     write_watcher_state(state);
     return pass.retry;
 }
@@ -87,7 +88,7 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
     Resolution r = resolve(t, mount_);
     if (t.kind == TargetKind::Pid) pin_identity(t, r);
     pass.retry |= r.retry;
-    pass.dirs.insert(r.watch_dirs.begin(), r.watch_dirs.end());
+    for (const auto& [dir, names] : r.watch_dirs) pass.dirs[dir].insert(names.begin(), names.end());
     WatcherTarget& shown = state.targets.emplace_back();
     shown.source = t.source;
     shown.kind = kind_key(t.kind);
@@ -134,8 +135,7 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
 void Reconciler::want_service_manager_sockets(Pass& pass) {
     pass.owners.insert(kServiceManagerSockets);
     for (const auto& pattern : service_manager_socket_patterns()) {
-        auto wd = glob_watch_dirs(pattern);
-        pass.dirs.insert(wd.begin(), wd.end());
+        for (const auto& [dir, names] : glob_watch_dirs(pattern)) pass.dirs[dir].insert(names.begin(), names.end());
         for (const auto& path : expand_glob(pattern))
             want_inode(pass, path, LG_INODE_SERVICE_SOCKET, 0, kServiceManagerSockets);
     }
@@ -161,15 +161,19 @@ bool Reconciler::drain_events() {
     for (;;) {
         ssize_t n = ::read(inotify_.get(), buf, sizeof buf);
         if (n <= 0) break;
-        any = true;
         for (char* p = buf; p < buf + n;) {
             auto* ev = reinterpret_cast<struct inotify_event*>(p);
+            auto it = wd_dir_.find(ev->wd);
             if (ev->mask & IN_IGNORED) {
-                auto it = wd_dir_.find(ev->wd);
                 if (it != wd_dir_.end()) {
                     dir_wd_.erase(it->second);
                     wd_dir_.erase(it);
                 }
+                any = true;
+            } else if (ev->len == 0 || it == wd_dir_.end() || watch_concerns(watched_names_, it->second, ev->name)) {
+                // A nameless event is about the directory itself; an
+                // overflow (wd -1) may have hidden anything.
+                any = true;
             }
             p += sizeof(struct inotify_event) + ev->len;
         }
@@ -200,6 +204,18 @@ void Reconciler::apply_side_doors(Pass& pass) {
     for (const auto& k : release) {
         gi.remove(inodes_added_.at(k).held.key);
         inodes_added_.erase(k);
+    }
+    // A watcher started over a loaded guard (after a crash, or a new load)
+    // holds nothing of what the last one guarded: a protected file or tree
+    // the policy no longer names would stay protected, and once its inode
+    // is freed its number could name any new file. What this first pass
+    // does not want of those goes.
+    if (!adopted_) {
+        for (const auto& [key, g] : gi.list())
+            if ((g.kind == LG_INODE_PROTECTED_TREE || g.kind == LG_INODE_PROTECTED_FILE) &&
+                !inodes_added_.count(InodeId{key.dev, key.ino}))
+                gi.remove(key);
+        adopted_ = true;
     }
     for (const auto& [w, flags] : words_added_) {
         auto it = pass.words.find(w);
@@ -245,8 +261,9 @@ void Reconciler::forget_vanished_cgroups(const std::set<std::uint64_t>& wanted) 
     prune_unwanted_ = false;
 }
 
-void Reconciler::update_watches(const std::set<std::string>& dirs) {
+void Reconciler::update_watches(const WatchDirs& dirs) {
     added_watch_ = false;
+    watched_names_ = dirs;
     for (auto it = dir_wd_.begin(); it != dir_wd_.end();) {
         if (!dirs.count(it->first)) {
             ::inotify_rm_watch(inotify_.get(), it->second);
@@ -256,7 +273,7 @@ void Reconciler::update_watches(const std::set<std::string>& dirs) {
             ++it;
         }
     }
-    for (const auto& d : dirs) {
+    for (const auto& [d, names] : dirs) {
         if (dir_wd_.count(d)) continue;
         // In cgroupfs only new and removed cgroups matter; content events
         // (cgroup.events on every fork and exit) would wake us for nothing.

@@ -14,12 +14,12 @@
 #include "kernel/pinned_maps.h"
 #include "kernel/protected_cgroups.h"
 #include "policy/policy.h"
+#include "policy/resolver.h"
 #include "watcher/guard_retention.h"
 
 namespace liveguard {
 
 struct ProcessToProtect;
-struct Resolution;
 struct WatcherState;
 
 class Reconciler {
@@ -40,7 +40,8 @@ public:
 
     const Policy& policy() const { return policy_; }
 
-    // Drains pending inotify events; true when any arrived.
+    // Drains pending inotify events; true when any concerns a name the
+    // targets resolve through (watch_concerns), or a directory itself.
     bool drain_events();
 
 private:
@@ -57,7 +58,7 @@ private:
     // What one apply() wants, gathered over the targets before the side
     // doors, stale cgroups and watches are brought in line with it.
     struct Pass {
-        std::set<std::string> dirs;
+        WatchDirs dirs;
         std::set<std::uint64_t> cgroups;
         std::set<std::string> warnings;
         InodeWants inodes;
@@ -75,7 +76,7 @@ private:
     void procs_add(const ProcessToProtect& p, std::uint32_t source);
     void pin_identity(const ProtectTarget& t, Resolution& r);
     void forget_vanished_cgroups(const std::set<std::uint64_t>& wanted);
-    void update_watches(const std::set<std::string>& dirs);
+    void update_watches(const WatchDirs& dirs);
 
     Policy policy_;
     PinnedMaps maps_;
@@ -84,6 +85,9 @@ private:
     UniqueFd inotify_;
     std::map<std::string, int> dir_wd_;
     std::map<int, std::string> wd_dir_;
+    WatchDirs watched_names_;
+    std::uint64_t passes_ = 0;
+    bool adopted_ = false;  // the map's protected paths checked against this watcher's
     std::set<std::string> last_warnings_;
     bool prune_unwanted_ = false;
     std::map<std::uint32_t, std::uint64_t> pid_identity_;  // source -> start ticks

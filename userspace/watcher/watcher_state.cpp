@@ -105,6 +105,7 @@ void write_watcher_state(const WatcherState& state) {
                                                .raw("targets", targets.done())
                                                .raw("warnings", warnings.done())
                                                .unum("watched_dirs", state.watched_dirs)
+                                               .unum("passes", state.passes)
                                                .done() +
                                                "\n");
     write_atomically(paths::kWatcherTargets, table);
@@ -145,6 +146,8 @@ std::optional<WatcherState> parse_watcher_state(std::string_view json) {
         !parse_elements((*obj)["targets"], s.targets, parse_target) ||
         !parse_elements((*obj)["warnings"], s.warnings, copy_string))
         return std::nullopt;
+    // Absent from a state an older watcher wrote.
+    if (!(*obj)["passes"].empty() && !parse_number((*obj)["passes"], s.passes)) return std::nullopt;
     return s;
 }
 

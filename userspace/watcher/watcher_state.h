@@ -35,6 +35,9 @@ struct WatcherState {
     std::vector<WatcherTarget> targets;
     std::vector<std::string> warnings;
     std::size_t watched_dirs = 0;
+    // Resolutions since the watcher started: what wakes it is the policy's
+    // files changing, not everything beside them.
+    std::uint64_t passes = 0;
 };
 
 // Writer side (the watcher process only). Each file is replaced
