@@ -15,24 +15,12 @@
 
 #include "liveguard/abi.h"
 #include "policy/resolver.h"
+#include "temp_dir.h"
 
 using namespace liveguard;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/liveguard-s6-XXXXXX";
-        if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-        path = fs::canonical(tmpl).string();
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
 
 // A supervise/status file as s6 2.11 writes it for a service that is up.
 void write_status(const std::string& service_dir, pid_t pid) {

@@ -1,33 +1,16 @@
 // Which directories the watcher watches for a glob, and which names in
 // them wake a pass: the ones the glob goes through, not their neighbours.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "policy/resolver.h"
+#include "temp_dir.h"
 
 using namespace liveguard;
 namespace fs = std::filesystem;
-
-namespace {
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/liveguard-watch-XXXXXX";
-        if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-        path = fs::canonical(tmpl).string();
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
-
-}  // namespace
 
 TEST(WatchDirs, EachLevelOfAGlobWatchesTheNameBelowIt) {
     TempDir tmp;
