@@ -57,3 +57,16 @@ TEST(WatchDirs, APidFileTargetWatchesItsFileNotItsNeighbours) {
     EXPECT_FALSE(watch_concerns(r.watch_dirs, tmp.path, "state.db"));
     EXPECT_FALSE(watch_concerns(r.watch_dirs, tmp.path, "state.db-journal"));
 }
+
+TEST(WatchDirs, AnS6ScanDirectoryIsWatchedForTheSvscanThatStartsLater) {
+    TempDir tmp;
+    fs::create_directories(tmp.path + "/scan/gateway");
+    ProtectTarget t;
+    t.kind = TargetKind::S6;
+    t.pattern = tmp.path + "/scan/gateway";
+    t.source = 1;
+    auto r = resolve(t, "/sys/fs/cgroup");
+    EXPECT_TRUE(watch_concerns(r.watch_dirs, tmp.path + "/scan", ".s6-svscan"));
+    EXPECT_TRUE(watch_concerns(r.watch_dirs, tmp.path + "/scan", "gateway"));
+    EXPECT_FALSE(watch_concerns(r.watch_dirs, tmp.path + "/scan", "other-service"));
+}

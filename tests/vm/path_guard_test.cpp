@@ -191,6 +191,18 @@ protected:
     std::string watcher_log() { return read_file("/run/liveguard/watcher.log").value_or(""); }
 };
 
+// Ends the watcher this test's `load` started, as a crash would; true once
+// it is gone.
+bool kill_watcher() {
+    auto text = read_file("/run/liveguard/watcher.pid");
+    pid_t watcher = text ? std::atoi(text->c_str()) : 0;
+    if (watcher <= 0 || ::kill(watcher, SIGKILL) != 0) return false;
+    return wait_until([&] {
+        return ::kill(watcher, 0) != 0 ||
+               read_file("/proc/" + std::to_string(watcher) + "/stat").value_or(") Z ").find(") Z ") != std::string::npos;
+    });
+}
+
 class PathGuard : public PathFixture {};
 class Path : public PathFixture {};
 
@@ -489,14 +501,7 @@ TEST_F(Path, ATreeDroppedWhileTheWatcherWasDownIsFreedByTheNextOne) {
     // The watcher this test's `load` started dies; the policy changes
     // while none runs; a new load starts the next watcher over the same
     // kernel state.
-    auto text = read_file("/run/liveguard/watcher.pid");
-    ASSERT_TRUE(text.has_value());
-    pid_t watcher = std::atoi(text->c_str());
-    ASSERT_GT(watcher, 0);
-    ASSERT_EQ(::kill(watcher, SIGKILL), 0);
-    ASSERT_TRUE(wait_until([&] { return ::kill(watcher, 0) != 0 || read_file("/proc/" + std::to_string(watcher) + "/stat")
-                                                                          .value_or(") Z ")
-                                                                          .find(") Z ") != std::string::npos; }));
+    ASSERT_TRUE(kill_watcher());
     write_text(kRoot + "/policy.toml", "[[protect]]\npath = \"" + kOutside + "\"\n");
     auto r = lg({"load", "--config", kRoot + "/policy.toml"});
     ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -507,4 +512,32 @@ TEST_F(Path, ATreeDroppedWhileTheWatcherWasDownIsFreedByTheNextOne) {
     }));
     EXPECT_EQ(s.as_member([] { return err_fd(::open(kConfig.c_str(), O_WRONLY)); }), 0)
         << "the tree the policy no longer names is still protected";
+}
+
+TEST_F(PathGuard, APidFileStaysGuardedThroughAWatcherRestartAfterItsProcessIsGone) {
+    // The service: this test's own child.
+    pid_t svc = ::fork();
+    if (svc == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    std::string pf = kRoot + "/gateway.pid";
+    write_hermes_pid_file(pf, svc);
+    load("[[protect]]\npidfile = \"" + pf + "\"\n");
+    ASSERT_TRUE(wait_until([&] { return listed_protected(svc); }));
+    // The watcher dies, and the service exits while none runs: the next
+    // watcher finds a PID file naming no process. The last one would have
+    // kept guarding it while it has its name (its service's tooling still
+    // reads it); so must the next.
+    ASSERT_TRUE(kill_watcher());
+    ::kill(svc, SIGKILL);
+    ::waitpid(svc, nullptr, 0);
+    std::string before = read_file(pf).value_or("");
+    auto r = lg({"load", "--config", kRoot + "/policy.toml"});  // returns once its first pass is done
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    if (sabotaged()) take_path_hooks_off();
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return err_fd(::open(pf.c_str(), O_WRONLY | O_TRUNC)); }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return err(::unlink(pf.c_str())); }), EPERM);
+    EXPECT_EQ(read_file(pf).value_or(""), before);
 }

@@ -434,3 +434,18 @@ TEST_F(Policy, TheWatcherWakesForItsPidFileNotForItsNeighbours) {
     EXPECT_TRUE(wait_until([&] { return listed_protected(next.pid()); }));
     EXPECT_TRUE(wait_until([&] { return watcher_passes() > after; })) << watcher_passes();
 }
+
+TEST_F(Policy, TwoPathsToOneDirectoryEachWakeTheWatcherForTheirOwnFile) {
+    // One directory, reached directly and through a symlink: inotify gives
+    // both paths one watch, which must listen for both names.
+    fs::create_directories(kRoot + "/real");
+    fs::create_directory_symlink(kRoot + "/real", kRoot + "/link");
+    load_policy("[[protect]]\npidfile = \"" + kRoot + "/real/a.pid\"\n"
+                "[[protect]]\npidfile = \"" + kRoot + "/link/b.pid\"\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    Target a, b;
+    write_hermes_pid_file(kRoot + "/link/b.pid", b.pid());
+    EXPECT_TRUE(wait_until([&] { return listed_protected(b.pid()); }));
+    write_hermes_pid_file(kRoot + "/real/a.pid", a.pid());
+    EXPECT_TRUE(wait_until([&] { return listed_protected(a.pid()); }));
+}

@@ -108,7 +108,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     // An LSM program for a hook this kernel does not have would fail the
     // whole load; fmod_ret plans leave such programs out themselves.
     std::set<std::string> present;
-    if (attach == Attach::Lsm) present = kernel_functions_among(newer_lsm_hook_functions(skel->obj));
+    if (attach != Attach::AuditOnly) present = kernel_functions_among(newer_lsm_hook_functions(skel->obj));
     bpf_object__for_each_program(prog, skel->obj) {
         bool runs = program_runs_in(prog, mode);
         std::string_view hook = lsm_hook_of(prog);
@@ -130,7 +130,10 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         auto plan = plan_fmod_ret(skel->obj);
         apply_fmod_ret(skel->obj, plan);
         for (const auto& t : plan)
-            if (!t.problem.empty() && !hook_newer_than_its_cover(t.hook)) uncovered.push_back(t.hook + ": " + t.problem);
+            // A kernel older than the hook is no gap; one that has the hook
+            // but not its function to attach to is.
+            if (!t.problem.empty() && !(hook_newer_than_its_cover(t.hook) && !present.count("bpf_lsm_" + t.hook)))
+                uncovered.push_back(t.hook + ": " + t.problem);
     }
     return uncovered;
 }

@@ -204,12 +204,15 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
 
 void watch(WatchDirs& dirs, const std::string& dir, const std::string& name) { dirs[dir].insert(name); }
 
-bool watch_concerns(const WatchDirs& dirs, const std::string& dir, const std::string& name) {
-    auto it = dirs.find(dir);
-    if (it == dirs.end()) return true;
-    for (const auto& pattern : it->second)
+bool names_concern(const std::set<std::string>& patterns, const std::string& name) {
+    for (const auto& pattern : patterns)
         if (::fnmatch(pattern.c_str(), name.c_str(), 0) == 0) return true;
     return false;
+}
+
+bool watch_concerns(const WatchDirs& dirs, const std::string& dir, const std::string& name) {
+    auto it = dirs.find(dir);
+    return it == dirs.end() || names_concern(it->second, name);
 }
 
 WatchDirs glob_watch_dirs(const std::string& pattern) {
@@ -325,6 +328,8 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             for (const auto& dir : expand_glob(t.pattern)) {
                 // The scan directory's own FIFO can stop every service in it.
                 std::string scandir = std::filesystem::path(dir).parent_path().string();
+                // s6-svscan started after the watcher makes it here.
+                watch(r.watch_dirs, scandir, ".s6-svscan");
                 if (::access((scandir + "/.s6-svscan").c_str(), F_OK) == 0) {
                     watch(r.watch_dirs, scandir + "/.s6-svscan", kAnyName);
                     r.guarded_files.emplace_back(scandir + "/.s6-svscan/control", LG_INODE_SVSCAN_CONTROL);

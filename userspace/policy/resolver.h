@@ -36,6 +36,8 @@ void watch(WatchDirs& dirs, const std::string& dir, const std::string& name);
 // Whether a change to `name` in `dir` concerns the watch (fnmatch, and so
 // never narrower than the glob expansion it guards).
 bool watch_concerns(const WatchDirs& dirs, const std::string& dir, const std::string& name);
+// The same for the name patterns of one directory.
+bool names_concern(const std::set<std::string>& patterns, const std::string& name);
 
 struct Resolution {
     std::vector<ProcessToProtect> processes;

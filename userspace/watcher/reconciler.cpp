@@ -5,6 +5,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -57,6 +58,7 @@ bool Reconciler::apply() {
     } catch (const std::exception& e) {
         pass.warnings.insert(std::string("except: ") + e.what());
     }
+    if (!adopted_) adopt_named_files(pass);
     try {
         apply_side_doors(pass);
     } catch (const std::exception& e) {
@@ -105,7 +107,10 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
             SessionRegistry(maps_.sessions.get(), maps_.settings.get()).has_member(mount_, maps_.members.get(), p.pid)) {
             pass.warnings.insert(t.describe() + ": pid " + std::to_string(p.pid) + " is a " + p.why +
                                  ", but a session member; not protected");
-            if (!p.named_by_file.empty()) members_files.insert(p.named_by_file);
+            if (!p.named_by_file.empty()) {
+                members_files.insert(p.named_by_file);
+                pass.member_files.insert(p.named_by_file);
+            }
             continue;
         }
         try {
@@ -163,14 +168,14 @@ bool Reconciler::drain_events() {
         if (n <= 0) break;
         for (char* p = buf; p < buf + n;) {
             auto* ev = reinterpret_cast<struct inotify_event*>(p);
-            auto it = wd_dir_.find(ev->wd);
             if (ev->mask & IN_IGNORED) {
-                if (it != wd_dir_.end()) {
-                    dir_wd_.erase(it->second);
-                    wd_dir_.erase(it);
-                }
+                // The directory is gone: every path to it forgets the watch.
+                std::erase_if(dir_wd_, [&](const auto& e) { return e.second == ev->wd; });
+                wd_dir_.erase(ev->wd);
+                wd_names_.erase(ev->wd);
                 any = true;
-            } else if (ev->len == 0 || it == wd_dir_.end() || watch_concerns(watched_names_, it->second, ev->name)) {
+            } else if (auto it = wd_names_.find(ev->wd);
+                       ev->len == 0 || it == wd_names_.end() || names_concern(it->second, ev->name)) {
                 // A nameless event is about the directory itself; an
                 // overflow (wd -1) may have hidden anything.
                 any = true;
@@ -208,9 +213,9 @@ void Reconciler::apply_side_doors(Pass& pass) {
     // A watcher started over a loaded guard (after a crash, or a new load)
     // holds nothing of what the last one guarded: a protected file or tree
     // the policy no longer names would stay protected, and once its inode
-    // is freed its number could name any new file. What this first pass
-    // does not want of those goes.
-    if (!adopted_) {
+    // is freed its number could name any new file. What the first complete
+    // pass neither wants nor adopted (adopt_named_files) goes.
+    if (!adopted_ && !pass.retry) {
         for (const auto& [key, g] : gi.list())
             if ((g.kind == LG_INODE_PROTECTED_TREE || g.kind == LG_INODE_PROTECTED_FILE) &&
                 !inodes_added_.count(InodeId{key.dev, key.ino}))
@@ -223,6 +228,27 @@ void Reconciler::apply_side_doors(Pass& pass) {
         if (flags & ~keep) ew.remove(w, flags & ~keep);
     }
     words_added_ = pass.words;
+}
+
+// A new watcher's first pass: a PID file the last watcher guarded stays
+// guarded while a target still names it, whatever it holds just now (torn,
+// or naming a process that has exited), as it would have under the
+// watcher that guarded it (guard_retention.h); not when it names a member.
+void Reconciler::adopt_named_files(Pass& pass) {
+    std::set<InodeId> guarded;
+    for (const auto& [key, g] : GuardedInodes(maps_.guarded_inodes.get()).list())
+        if (g.kind == LG_INODE_PROTECTED_FILE) guarded.insert(InodeId{key.dev, key.ino});
+    for (const auto& t : policy_.targets) {
+        if (t.kind != TargetKind::PidFile) continue;
+        for (const auto& path : expand_glob(t.pattern)) {
+            if (pass.member_files.count(path)) continue;
+            auto held = hold_inode(path);
+            if (!held) continue;
+            InodeId id{held->key.dev, held->key.ino};
+            if (guarded.count(id) && !pass.inodes.count(id))
+                pass.inodes[id] = InodeWant{LG_INODE_PROTECTED_FILE, t.source, t.describe(), std::move(*held)};
+        }
+    }
 }
 
 // The kernel walks up from a member's changed file only while some tree
@@ -263,12 +289,16 @@ void Reconciler::forget_vanished_cgroups(const std::set<std::uint64_t>& wanted) 
 
 void Reconciler::update_watches(const WatchDirs& dirs) {
     added_watch_ = false;
-    watched_names_ = dirs;
     for (auto it = dir_wd_.begin(); it != dir_wd_.end();) {
         if (!dirs.count(it->first)) {
-            ::inotify_rm_watch(inotify_.get(), it->second);
-            wd_dir_.erase(it->second);
+            // Two paths to one directory (a symlink, a bind mount) share
+            // one watch: it goes with the last of them.
+            int wd = it->second;
             it = dir_wd_.erase(it);
+            if (std::none_of(dir_wd_.begin(), dir_wd_.end(), [&](const auto& e) { return e.second == wd; })) {
+                ::inotify_rm_watch(inotify_.get(), wd);
+                wd_dir_.erase(wd);
+            }
         } else {
             ++it;
         }
@@ -288,6 +318,13 @@ void Reconciler::update_watches(const WatchDirs& dirs) {
         dir_wd_[d] = wd;
         wd_dir_[wd] = d;
         added_watch_ = true;
+    }
+    // By watch: an event names the watch, and every path that shares it
+    // brings its names.
+    wd_names_.clear();
+    for (const auto& [d, wd] : dir_wd_) {
+        auto it = dirs.find(d);
+        if (it != dirs.end()) wd_names_[wd].insert(it->second.begin(), it->second.end());
     }
 }
 

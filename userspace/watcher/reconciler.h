@@ -64,6 +64,7 @@ private:
         InodeWants inodes;
         std::set<std::string> owners;  // of inodes: every target and built-in set in force
         WordWants words;
+        std::set<std::string> member_files;  // PID files naming a session member
         bool retry = false;
     };
 
@@ -71,6 +72,7 @@ private:
     void want_service_manager_sockets(Pass& pass);
     static void want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
                            const std::string& owner);
+    void adopt_named_files(Pass& pass);
     void apply_side_doors(Pass& pass);
     void count_protected_paths();
     void procs_add(const ProcessToProtect& p, std::uint32_t source);
@@ -85,7 +87,7 @@ private:
     UniqueFd inotify_;
     std::map<std::string, int> dir_wd_;
     std::map<int, std::string> wd_dir_;
-    WatchDirs watched_names_;
+    std::map<int, std::set<std::string>> wd_names_;  // what each watch listens for
     std::uint64_t passes_ = 0;
     bool adopted_ = false;  // the map's protected paths checked against this watcher's
     std::set<std::string> last_warnings_;
