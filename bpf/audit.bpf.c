@@ -44,11 +44,12 @@ int BPF_PROG(lg_audit_signal, int sig, struct kernel_siginfo *info, struct task_
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lg_audit_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (!sessions_exist())
+	__u64 session = member_session();
+
+	if (!session)
 		return 0;
-	__u64 session;
 	/* The argv was copied under the thread id the exec started with. */
-	__u32 kind = service_control_exec(bprm, (__u32)old_pid, &session);
+	__u32 kind = service_control_exec(bprm, (__u32)old_pid);
 
 	if (!kind)
 		return 0;

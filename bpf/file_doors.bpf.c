@@ -111,6 +111,10 @@ static __always_inline bool is_fifo(struct inode *inode)
  * kind rules out nearly all of them before any map is asked. */
 static __always_inline int guarded_write(struct file *file, __u32 detail)
 {
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
 	struct inode *inode = file->f_inode;
 	unsigned long magic = inode->i_sb->s_magic;
 	bool special = magic == CGROUP2_SUPER_MAGIC || magic == PROC_SUPER_MAGIC ||
@@ -119,22 +123,15 @@ static __always_inline int guarded_write(struct file *file, __u32 detail)
 
 	/* A regular file: only a protected tree or file can make it matter. */
 	if (!special && (inode->i_mode & S_IFMT) == S_IFREG)
-		return tree_change(file->f_path.dentry, LG_PATH_WRITE | detail);
+		return tree_change(session, file->f_path.dentry, LG_PATH_WRITE | detail);
 	/* Control FIFOs are named FIFOs; anonymous pipes never are. */
 	if (!special && (!is_fifo(inode) || magic == PIPEFS_MAGIC))
-		return 0;
-	if (!sessions_exist())
 		return 0;
 	if (!special) {
 		g = guarded_inode(inode);
 		if (!g || (g->kind != LG_INODE_SUPERVISE_CONTROL && g->kind != LG_INODE_SVSCAN_CONTROL))
 			return 0;
 	}
-	/* Membership before the name checks: they are probe reads, and
-	 * every process on the machine writes cgroup and /proc files. */
-	__u64 session = member_session();
-	if (!session)
-		return 0;
 	if (magic == CGROUP2_SUPER_MAGIC)
 		return cgroup_file_write(file, session, detail);
 	if (magic == CGROUP_SUPER_MAGIC)
@@ -201,20 +198,20 @@ int lg_inode_setattr(unsigned long long *ctx)
 	}
 	if (ret)
 		return ret;
-	return tree_change(d, LG_PATH_SETATTR);
+	return tree_change(member_session(), d, LG_PATH_SETATTR);
 }
 
 SEC("lsm/inode_setxattr")
 int BPF_PROG(lg_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
 	     const void *value, size_t size, int flags, int ret)
 {
-	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
+	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
 
 SEC("lsm/inode_removexattr")
 int BPF_PROG(lg_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
 {
-	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
+	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
 
 /* From 6.2 a POSIX ACL has hooks of its own: setfacl passes neither
@@ -225,11 +222,11 @@ SEC("lsm/inode_set_acl")
 int BPF_PROG(lg_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
 	     void *kacl, int ret)
 {
-	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
+	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
 
 SEC("lsm/inode_remove_acl")
 int BPF_PROG(lg_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
 {
-	return ret ? ret : tree_change(dentry, LG_PATH_XATTR);
+	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }

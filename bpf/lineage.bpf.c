@@ -10,52 +10,37 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* `parent` is the current task. */
-static __always_inline void mark_child(struct task_struct *parent, struct task_struct *task)
+static __always_inline void inherit_protection(struct task_struct *parent, struct task_struct *task)
 {
 	struct lg_protected *pm = protection_mark(parent->group_leader);
 
-	if (pm && (pm->flags & LG_PROTECT_INHERIT)) {
-		struct lg_protected *cm =
-			bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (cm) {
-			if (!cm->since_boot_ns) {
-				cm->since_boot_ns = bpf_ktime_get_boot_ns();
-				cm->source = pm->source;
-				cm->flags = LG_PROTECT_INHERITED;
-			}
-		} else {
-			count(LG_COUNTER_INHERIT_FAILED);
-		}
-	}
-	if (!sessions_exist())
+	if (!pm || !(pm->flags & LG_PROTECT_INHERIT))
 		return;
-	__u64 session = member_session();
-	if (!session)
-		return;
-	struct lg_member *mm =
-		bpf_task_storage_get(&lg_members, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!mm) {
-		count(LG_COUNTER_MEMBER_MARK_FAILED);
+	struct lg_protected *cm =
+		bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!cm) {
+		count(LG_COUNTER_INHERIT_FAILED);
 		return;
 	}
-	if (!mm->since_boot_ns) {
-		mm->session_cgroup_id = session;
-		mm->since_boot_ns = bpf_ktime_get_boot_ns();
+	if (!cm->since_boot_ns) {
+		cm->since_boot_ns = bpf_ktime_get_boot_ns();
+		cm->source = pm->source;
+		cm->flags = LG_PROTECT_INHERITED;
 	}
 }
 
-/* Marks are made before the child runs. Threads share their leader's
- * marks and need none. A member may not start a child in another cgroup
- * (clone3 CLONE_INTO_CGROUP): it would be born outside its session's
- * cgroup, or inside a protected service's, where exhausting the memory
- * limit makes the OOM killer pick the service. Moves by cgroup.procs are
- * refused the same way (bpf/file_doors.bpf.c). */
+/* Protection is inherited before the child runs. Threads share their
+ * leader's marks and need none. A member may not start a child in another
+ * cgroup (clone3 CLONE_INTO_CGROUP): it would be born outside its
+ * session's cgroup, or inside a protected service's, where exhausting the
+ * memory limit makes the OOM killer pick the service. Moves by
+ * cgroup.procs are refused the same way (bpf/file_doors.bpf.c). */
 SEC("lsm/task_alloc")
 int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
 {
 	if (ret)
 		return ret;
-	if ((clone_flags & CLONE_INTO_CGROUP) && sessions_exist()) {
+	if (clone_flags & CLONE_INTO_CGROUP) {
 		int r = refuse_object_act(member_session(), LG_HOOK_CLONE_INTO_CGROUP, 0, 0, 0, 0);
 
 		if (r)
@@ -63,7 +48,7 @@ int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags,
 	}
 	if (clone_flags & CLONE_THREAD)
 		return 0;
-	mark_child(bpf_get_current_task_btf(), task);
+	inherit_protection(bpf_get_current_task_btf(), task);
 	return 0;
 }
 
@@ -83,16 +68,30 @@ int BPF_PROG(lg_task_prctl, int option, unsigned long arg2, unsigned long arg3, 
 	return 0;
 }
 
-/* A supervisor's child gets its number only after task_alloc: record it
- * for the doors that name a process by number. */
+/* Membership is marked here: the child is in its final cgroup (a
+ * clone3 CLONE_INTO_CGROUP included) and has not run yet. A member's
+ * child joins its parent's session; any other child joins the session of
+ * the tagged cgroup it was born in, if any. A tag made while this runs is
+ * no gap: the child is already listed in its cgroup when the loader marks
+ * what the tagged cgroup holds. A supervisor's child gets its number only
+ * after task_alloc: it is recorded here for the doors that name a process
+ * by number. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 {
 	if (child->pid != child->tgid)
 		return 0;
-	/* Without the LSM, the marks are made here, as the child starts. */
+	/* Without the LSM, protection is inherited here, as the child starts. */
 	if (lg_audit_only)
-		mark_child(bpf_get_current_task_btf(), child);
+		inherit_protection(bpf_get_current_task_btf(), child);
+	if (sessions_exist()) {
+		__u64 session = member_session();
+
+		if (!session)
+			session = session_of_cgroup(child->cgroups->dfl_cgrp);
+		if (session)
+			mark_member(child, session);
+	}
 	if (protection_mark(child))
 		record_protected_pid(child);
 	return 0;
@@ -104,10 +103,8 @@ int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lg_exit, struct task_struct *p)
 {
-	/* Argv copies exist only for members, so only while sessions do; one
-	 * left when the last session ended goes with its thread's next exec
-	 * or is overwritten by it. */
-	if (sessions_exist()) {
+	/* Argv copies exist only for members, who carry a mark. */
+	if (may_have_marks(p->group_leader) || lg_unmarked_members) {
 		__u32 tid = p->pid;
 
 		bpf_map_delete_elem(&lg_exec_args, &tid);
@@ -122,12 +119,19 @@ int BPF_PROG(lg_exit, struct task_struct *p)
 	return 0;
 }
 
-/* A protected process moved to another cgroup (by a supervisor, say)
- * makes that cgroup and its ancestors guarded at once. */
+/* A task moved into a tagged cgroup (or below one) becomes a member of
+ * its session. A protected process moved to another cgroup (by a
+ * supervisor, say) makes that cgroup and its ancestors guarded at once. */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(lg_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
+	if (sessions_exist()) {
+		__u64 session = session_of_cgroup(dst);
+
+		if (session)
+			mark_member(task->group_leader, session);
+	}
 	if (!is_protected(task))
 		return 0;
 	__u32 one = 1;

@@ -17,7 +17,7 @@ int BPF_PROG(lg_perf_event_alloc, struct perf_event *event, int ret)
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	struct perf_event_attr *attr = &event->attr;
 
@@ -31,7 +31,7 @@ int BPF_PROG(lg_path_notify, const struct path *path, __u64 mask, unsigned int o
 {
 	if (ret || !(mask & LG_FAN_PERM_EVENTS))
 		return ret;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	return member_act_on_object(LG_HOOK_FANOTIFY, BPF_CORE_READ(path, dentry), 0, obj_type, 0);
 }

@@ -62,7 +62,7 @@ int BPF_PROG(lg_sb_mount, const char *dev_name, const struct path *path, const c
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	struct dentry *d = BPF_CORE_READ(path, dentry);
 	int r = bpffs_change(d);
@@ -90,7 +90,7 @@ int BPF_PROG(lg_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	struct dentry *root = BPF_CORE_READ(mnt, mnt_root);
 	int r = bpffs_change(root);
@@ -108,7 +108,7 @@ int BPF_PROG(lg_move_mount, const struct path *from_path, const struct path *to_
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	struct dentry *to = BPF_CORE_READ(to_path, dentry);
 	int r = bpffs_change(to);
@@ -129,7 +129,7 @@ int BPF_PROG(lg_fs_param, struct fs_context *fc, struct fs_parameter *param, int
 		return ret;
 	if (BPF_CORE_READ_BITFIELD_PROBED(fc, purpose) != FS_CONTEXT_FOR_RECONFIGURE)
 		return 0;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	return member_act_on_object(LG_HOOK_MOUNT, BPF_CORE_READ(fc, root), 0, LG_MOUNT_MOUNT, 0);
 }
@@ -139,7 +139,7 @@ int BPF_PROG(lg_sb_pivotroot, const struct path *old_path, const struct path *ne
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	return mount_change(BPF_CORE_READ(old_path, mnt), BPF_CORE_READ(new_path, dentry),
 			    LG_MOUNT_PIVOT_ROOT);

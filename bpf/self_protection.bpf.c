@@ -23,7 +23,7 @@ int BPF_PROG(lg_bpf_map, struct bpf_map *map, fmode_t fmode, int ret)
 {
 	if (ret)
 		return ret;
-	if (!(fmode & FMODE_WRITE) || !sessions_exist())
+	if (!(fmode & FMODE_WRITE) || !member_session())
 		return 0;
 	if (!ours(map->name))
 		return 0;
@@ -35,7 +35,7 @@ int BPF_PROG(lg_bpf_prog, struct bpf_prog *prog, int ret)
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	if (!ours(prog->aux->name))
 		return 0;
@@ -52,14 +52,14 @@ int BPF_PROG(lg_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 	if (ret)
 		return ret;
 	if (cmd == BPF_PROG_LOAD) {
-		if (!sessions_exist())
+		if (!member_session())
 			return 0;
 		return member_act_on_object(LG_HOOK_BPF_LOAD, 0, 0, cmd, 0);
 	}
 	if (cmd != BPF_LINK_DETACH && cmd != BPF_LINK_UPDATE && cmd != BPF_LINK_GET_FD_BY_ID &&
 	    cmd != BPF_PROG_DETACH)
 		return 0;
-	if (!sessions_exist())
+	if (!member_session())
 		return 0;
 	return member_act_on_object(LG_HOOK_BPF, 0, 0, cmd, 0);
 }
@@ -85,18 +85,16 @@ static __always_inline bool is_control_fifo(struct inode *inode)
 }
 
 /* An entry of the pin directory, or the directory itself, changed; or a
- * control FIFO renamed, linked or removed. */
-static __always_inline int pin_change(struct inode *dir, struct dentry *d)
+ * control FIFO renamed, linked or removed; by a member of `session`. */
+static __always_inline int pin_change(__u64 session, struct inode *dir, struct dentry *d)
 {
-	if (!sessions_exist())
-		return 0;
 	struct inode *inode = BPF_CORE_READ(d, d_inode);
 
 	if (is_pin_dir(dir) || is_pin_dir(inode))
-		return member_act_on_object(LG_HOOK_PINS, d, BPF_CORE_READ(dir, i_ino), 0, 0);
+		return refuse_object_act(session, LG_HOOK_PINS, d, BPF_CORE_READ(dir, i_ino), 0, 0);
 	if (is_control_fifo(inode))
-		return member_act_on_object(LG_HOOK_CONTROL_FIFO, d, BPF_CORE_READ(inode, i_ino),
-					    LG_DETAIL_RENAME, 0);
+		return refuse_object_act(session, LG_HOOK_CONTROL_FIFO, d, BPF_CORE_READ(inode, i_ino),
+					 LG_DETAIL_RENAME, 0);
 	return 0;
 }
 
@@ -104,9 +102,13 @@ static __always_inline int pin_change(struct inode *dir, struct dentry *d)
  * first, then protected trees and files. */
 static __always_inline int name_change(struct inode *dir, struct dentry *d, __u32 op)
 {
-	int r = pin_change(dir, d);
+	__u64 session = member_session();
 
-	return r ? r : tree_change(d, op);
+	if (!session)
+		return 0;
+	int r = pin_change(session, dir, d);
+
+	return r ? r : tree_change(session, d, op);
 }
 
 SEC("lsm/inode_unlink")
@@ -136,15 +138,19 @@ int BPF_PROG(lg_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 {
 	if (ret)
 		return ret;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
 	/* The narrower doors first, for both names: the event then says a
 	 * control FIFO was linked rather than that a tree changed. */
-	int r = pin_change(dir, new_dentry);
+	int r = pin_change(session, dir, new_dentry);
 
 	if (!r)
-		r = pin_change(dir, old_dentry);
+		r = pin_change(session, dir, old_dentry);
 	if (!r)
-		r = tree_change(new_dentry, LG_PATH_LINK);
-	return r ? r : tree_change(old_dentry, LG_PATH_LINK);
+		r = tree_change(session, new_dentry, LG_PATH_LINK);
+	return r ? r : tree_change(session, old_dentry, LG_PATH_LINK);
 }
 
 SEC("lsm/inode_symlink")
@@ -183,11 +189,15 @@ int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
 		ret = (int)LG_CTX_WORD(ctx, 32);
 	if (ret)
 		return ret;
-	int r = pin_change(old_dir, old_dentry);
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	int r = pin_change(session, old_dir, old_dentry);
 
 	if (!r)
-		r = pin_change(new_dir, new_dentry);
+		r = pin_change(session, new_dir, new_dentry);
 	if (!r)
-		r = tree_change(old_dentry, LG_PATH_RENAME);
-	return r ? r : tree_change(new_dentry, LG_PATH_RENAME);
+		r = tree_change(session, old_dentry, LG_PATH_RENAME);
+	return r ? r : tree_change(session, new_dentry, LG_PATH_RENAME);
 }

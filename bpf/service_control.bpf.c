@@ -26,10 +26,11 @@ int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	__u64 session = member_session();
+
+	if (!session)
 		return 0;
-	__u64 session;
-	__u32 kind = service_control_exec(bprm, (__u32)bpf_get_current_pid_tgid(), &session);
+	__u32 kind = service_control_exec(bprm, (__u32)bpf_get_current_pid_tgid());
 
 	if (!kind)
 		return 0;
@@ -46,7 +47,9 @@ int BPF_PROG(lg_unix_connect, struct socket *sock, struct sock *other, struct so
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	__u64 session = member_session();
+
+	if (!session)
 		return 0;
 	struct unix_sock *u = (void *)other;
 	struct dentry *d = BPF_CORE_READ(u, path.dentry);
@@ -58,5 +61,5 @@ int BPF_PROG(lg_unix_connect, struct socket *sock, struct sock *other, struct so
 
 	if (!g || g->kind != LG_INODE_SERVICE_SOCKET)
 		return 0;
-	return member_act_on_object(LG_HOOK_SERVICE_SOCKET, d, BPF_CORE_READ(inode, i_ino), g->kind, 0);
+	return refuse_object_act(session, LG_HOOK_SERVICE_SOCKET, d, BPF_CORE_READ(inode, i_ino), g->kind, 0);
 }

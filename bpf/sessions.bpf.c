@@ -268,30 +268,12 @@ static __always_inline void start_session(struct task_struct *task)
 	m->since_boot_ns = now;
 }
 
-/* A runner that stays in its session carries that session's mark itself:
- * membership through its parent's mark would end with the parent. */
-static __always_inline void keep_membership(struct task_struct *task, __u64 session)
-{
-	struct lg_member *m = bpf_task_storage_get(&lg_members, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-	if (!m) {
-		count(LG_COUNTER_MEMBER_MARK_FAILED);
-		return;
-	}
-	__u64 old = m->session_cgroup_id;
-
-	if (m->since_boot_ns && bpf_map_lookup_elem(&lg_sessions, &old))
-		return;
-	m->session_cgroup_id = session;
-	m->since_boot_ns = bpf_ktime_get_boot_ns();
-}
-
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lg_exec_session, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	/* The exec's argv copy has been judged, or was never needed (the
 	 * binary controls no service): either way it is done with. */
-	if (sessions_exist()) {
+	if (may_have_marks(p->group_leader) || lg_unmarked_members) {
 		__u32 tid = old_pid;
 
 		bpf_map_delete_elem(&lg_exec_args, &tid);
@@ -300,11 +282,13 @@ int BPF_PROG(lg_exec_session, struct task_struct *p, pid_t old_pid, struct linux
 		return 0;
 	if (!exec_starts_session(bprm))
 		return 0;
-	/* A test runner inside a session stays in it. */
-	__u64 session = sessions_exist() ? member_session() : 0;
+	/* A test runner inside a session stays in it, and carries that
+	 * session's mark itself: membership through its parent's mark would
+	 * end with the parent. */
+	__u64 session = member_session();
 
 	if (session)
-		keep_membership(p, session);
+		mark_member(p, session);
 	else
 		start_session(p);
 	return 0;

@@ -87,7 +87,9 @@ int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
 {
 	if (ret)
 		return ret;
-	if (!sessions_exist())
+	__u64 session = member_session();
+
+	if (!session)
 		return 0;
 	int policy = requested_policy();
 
@@ -95,12 +97,12 @@ int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
 		policy &= ~SCHED_RESET_ON_FORK;
 	if (policy == SCHED_FIFO || policy == SCHED_RR || policy == SCHED_DEADLINE ||
 	    policy == LG_POLICY_ANY) {
-		int r = refuse_task_act(member_session(), LG_HOOK_REALTIME, p, 0, policy);
+		int r = refuse_task_act(session, LG_HOOK_REALTIME, p, 0, policy);
 
 		if (r)
 			return r;
 	}
-	return member_act_on_task(LG_HOOK_LIMITS, p, 0, LG_LIMIT_SCHEDULER);
+	return session_act_on_task(session, LG_HOOK_LIMITS, p, 0, LG_LIMIT_SCHEDULER);
 }
 
 SEC("lsm/task_setioprio")
@@ -130,8 +132,6 @@ static __always_inline __u64 fown_file(struct fown_struct *fown)
  * still be refused: when the map is full, it is. */
 static __always_inline int member_sets_owner(struct file *file)
 {
-	if (!sessions_exist())
-		return 0;
 	__u64 session = member_session();
 
 	if (!session)
@@ -160,7 +160,7 @@ int BPF_PROG(lg_file_ioctl, struct file *file, unsigned int cmd, unsigned long a
 	if (ret)
 		return ret;
 	if (cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR)
-		return tree_change(file->f_path.dentry, LG_PATH_SETATTR);
+		return tree_change(member_session(), file->f_path.dentry, LG_PATH_SETATTR);
 	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
 		return 0;
 	return member_sets_owner(file);
@@ -197,11 +197,6 @@ SEC("lsm/file_set_fowner")
 int BPF_PROG(lg_set_fowner, struct file *file)
 {
 	__u64 key = (__u64)file;
-
-	if (!sessions_exist()) {
-		bpf_map_delete_elem(&lg_fowners, &key);
-		return 0;
-	}
 	__u64 session = member_session();
 
 	if (session)

@@ -63,8 +63,6 @@ static long capture_arg(__u32 i, struct capture_ctx *c)
 /* Copies a member's argv (a user pointer to the pointer array). */
 static __always_inline int capture_argv(__u64 argv)
 {
-	if (!sessions_exist())
-		return 0;
 	if (!member_session())
 		return 0;
 	struct capture_ctx c = {.argv = argv, .tid = (__u32)bpf_get_current_pid_tgid()};
@@ -127,10 +125,8 @@ static __always_inline bool exec_touches_protected(__u32 kind, __u32 tid)
 }
 
 /* The kind of service-control binary a member's exec runs, when its
- * arguments act on a protected service; 0 otherwise. `session` receives
- * the member's session. */
-static __always_inline __u32 service_control_exec(struct linux_binprm *bprm, __u32 tid,
-						  __u64 *session)
+ * arguments act on a protected service; 0 otherwise. */
+static __always_inline __u32 service_control_exec(struct linux_binprm *bprm, __u32 tid)
 {
 	struct lg_guarded_inode *g = guarded_inode(bprm->file->f_inode);
 
@@ -138,8 +134,7 @@ static __always_inline __u32 service_control_exec(struct linux_binprm *bprm, __u
 		return 0;
 	__u32 kind = g->kind;
 
-	*session = member_session();
-	if (!*session || !exec_touches_protected(kind, tid))
+	if (!exec_touches_protected(kind, tid))
 		return 0;
 	return kind;
 }

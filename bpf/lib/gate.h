@@ -7,8 +7,10 @@
 
 #include "report.h"
 
-/* No session tagged anywhere: nothing can be refused. The first check of
- * every refusing hook, one array lookup. */
+/* No session anywhere. Hooks whose actor is the current task ask
+ * member_session() first instead, which for a process that is no member
+ * is one load; this is for the hooks that mark or whose actor is not the
+ * current task. */
 static __always_inline bool sessions_exist(void)
 {
 	return any(LG_SETTING_SESSIONS);
@@ -33,15 +35,23 @@ static __always_inline int refuse_object_act(__u64 session, __u32 hook, struct d
 	return -EPERM;
 }
 
-/* The current task's act on a process, for hooks that name one: the
- * target's protection is cheaper to learn than the actor's membership, so
- * it is asked first. */
+/* A member's act on a process, refused when the process is protected. */
+static __always_inline int session_act_on_task(__u64 session, __u32 hook, struct task_struct *target,
+					       int sig, __u32 detail)
+{
+	if (!session || !target_protected(target))
+		return 0;
+	return refuse_task_act(session, hook, target, sig, detail);
+}
+
+/* The current task's act on a process, for hooks that name one. The
+ * actor's membership first: it settles every process on the machine that
+ * is no member in one load, where the target's protection walks its
+ * cgroups. */
 static __always_inline int member_act_on_task(__u32 hook, struct task_struct *target, int sig,
 					      __u32 detail)
 {
-	if (!sessions_exist() || !target_protected(target))
-		return 0;
-	return refuse_task_act(member_session(), hook, target, sig, detail);
+	return session_act_on_task(member_session(), hook, target, sig, detail);
 }
 
 /* The current task's act on a guarded object the caller has found. */

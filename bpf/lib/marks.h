@@ -8,9 +8,47 @@
 
 #include "maps.h"
 
-/* The tagged cgroup that makes the current task a session member by where
- * it runs, or 0. Level 0 is the root cgroup, which `tag` refuses, so the
- * walk starts at 1. */
+/* Membership is a mark on the thread-group leader, made wherever a task
+ * becomes a member: at fork inside a session (lineage.bpf.c), when it
+ * arrives in a tagged cgroup (fork there, or a move), at `tag` for the
+ * tasks already there (the loader), and at the exec or `run` that starts a
+ * process session. So a task with no BPF local storage at all is no
+ * member, and every process on the machine that is none learns it in one
+ * load. Only when the kernel failed to make a mark (task storage refuses
+ * creation while another storage operation holds this CPU) is this
+ * nonzero; from then on the cgroup and the parent's mark are asked too,
+ * as they were for every process before. Not pinned: a load that reuses
+ * pinned maps sets it, as the marks behind them may be missing. */
+__u64 lg_unmarked_members __weak = 0;
+
+/* A task with no BPF local storage at all carries no mark of ours. Most
+ * processes have none, and reading the pointer is one load where asking
+ * the map is a helper call that disables migration. A mark being created
+ * concurrently is missed either way. */
+static __always_inline bool may_have_marks(struct task_struct *t)
+{
+	return t->bpf_storage;
+}
+
+/* The tagged cgroup `cg` is in (itself or an ancestor), or 0. Level 0 is
+ * the root cgroup, which `tag` refuses. Direct loads: `cg` comes typed. */
+static __always_inline __u64 session_of_cgroup(struct cgroup *cg)
+{
+	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
+		struct cgroup_subsys_state *parent = cg->self.parent;
+
+		if (!parent)
+			break;
+		__u64 id = cg->kn->id;
+
+		if (bpf_map_lookup_elem(&lg_sessions, &id))
+			return id;
+		cg = parent->cgroup;
+	}
+	return 0;
+}
+
+/* The same for the current task, from the ancestors the kernel keeps. */
 static __always_inline __u64 current_session(void)
 {
 	for (int level = 1; level < LG_MAX_CGROUP_LEVEL; level++) {
@@ -22,16 +60,6 @@ static __always_inline __u64 current_session(void)
 			return id;
 	}
 	return 0;
-}
-
-/* A task with no BPF local storage at all carries no mark of ours. Most
- * processes have none, and reading the pointer is one load where asking
- * the map is a helper call that disables migration: on the kill and fork
- * paths of every process that difference is most of the hook's cost. A
- * mark being created concurrently is missed either way. */
-static __always_inline bool may_have_marks(struct task_struct *t)
-{
-	return t->bpf_storage;
 }
 
 static __always_inline struct lg_protected *protection_mark(struct task_struct *leader)
@@ -53,22 +81,42 @@ static __always_inline __u64 marked_session(struct task_struct *leader)
 	return 0;
 }
 
-/* The session the current task belongs to, or 0. Membership sticks to the
- * process tree: a descendant forked inside a session carries a mark that
- * moving to another cgroup does not remove. The parent's mark stands in
- * for a child's that could not be created at fork. */
+/* The session the current task belongs to, or 0: the first check of every
+ * hook whose actor is the current task. Membership sticks to the process
+ * tree: a descendant forked inside a session carries a mark that moving
+ * to another cgroup does not remove. */
 static __always_inline __u64 member_session(void)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct task_struct *leader = t->group_leader;
+	struct task_struct *leader = bpf_get_current_task_btf()->group_leader;
+
+	if (!may_have_marks(leader) && !lg_unmarked_members)
+		return 0;
 	__u64 s = marked_session(leader);
 
-	if (s)
+	if (s || !lg_unmarked_members)
 		return s;
 	s = current_session();
 	if (s)
 		return s;
 	return marked_session(leader->real_parent->group_leader);
+}
+
+/* Marks `leader` a member of `session`, unless it is one of a session
+ * still tagged. A failure is counted, and opens the fallback above. */
+static __always_inline void mark_member(struct task_struct *leader, __u64 session)
+{
+	struct lg_member *m =
+		bpf_task_storage_get(&lg_members, leader, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!m) {
+		count(LG_COUNTER_MEMBER_MARK_FAILED);
+		__sync_fetch_and_add(&lg_unmarked_members, 1);
+		return;
+	}
+	if (m->since_boot_ns && bpf_map_lookup_elem(&lg_sessions, &m->session_cgroup_id))
+		return;
+	m->session_cgroup_id = session;
+	m->since_boot_ns = bpf_ktime_get_boot_ns();
 }
 
 /* Protection is a mark on the thread-group leader, so it covers every

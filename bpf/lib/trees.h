@@ -19,6 +19,8 @@ struct tree_walk {
 	__u64 object;     /* the protected directory or file found */
 	__u32 source;
 	__u32 state;      /* TREE_* below */
+	__u32 dev;        /* the filesystem's: one walk never leaves it */
+	__u32 names;      /* read the names against the except lists */
 };
 
 #define TREE_WALKING 0
@@ -89,7 +91,8 @@ static long tree_step(__u32 i, struct tree_walk *w)
 	struct inode *inode = BPF_CORE_READ(d, d_inode);
 
 	if (inode) {
-		struct lg_guarded_inode *g = guarded_inode(inode);
+		struct lg_inode_key key = {.dev = w->dev, .ino = BPF_CORE_READ(inode, i_ino)};
+		struct lg_guarded_inode *g = bpf_map_lookup_elem(&lg_guarded_inodes, &key);
 
 		if (g && (g->kind == LG_INODE_PROTECTED_TREE || g->kind == LG_INODE_PROTECTED_FILE)) {
 			__u64 bit = g->source >= 1 && g->source <= LG_MAX_EXCEPT_SOURCES
@@ -106,7 +109,8 @@ static long tree_step(__u32 i, struct tree_walk *w)
 			}
 		}
 	}
-	note_except_names(d, i, w);
+	if (w->names)
+		note_except_names(d, i, w);
 	struct dentry *parent = BPF_CORE_READ(d, d_parent);
 
 	if (!parent || parent == d) {
@@ -118,30 +122,33 @@ static long tree_step(__u32 i, struct tree_walk *w)
 }
 
 /* Whether `d` (a dentry, positive or not) is a protected file or lies in a
- * protected tree; `too_deep` when the walk ran out before the root. */
+ * protected tree; `too_deep` when the walk ran out before the root. A
+ * member's change almost always finds nothing, and the except names
+ * matter only below something protected: the first walk reads no names,
+ * and only what it finds protected is walked again with them. */
 static __always_inline bool in_protected_tree(struct dentry *d, __u64 *object, __u32 *source,
 					      bool *too_deep)
 {
 	if (!d)
 		return false;
-	struct tree_walk w = {.d = (__u64)d};
+	struct tree_walk w = {.d = (__u64)d, .dev = BPF_CORE_READ(d, d_sb, s_dev)};
 
 	bpf_loop(LG_TREE_DEPTH, tree_step, &w, 0);
+	if (w.state == TREE_PROTECTED) {
+		w = (struct tree_walk){.d = (__u64)d, .dev = w.dev, .names = 1};
+		bpf_loop(LG_TREE_DEPTH, tree_step, &w, 0);
+	}
 	*object = w.object;
 	*source = w.source;
 	*too_deep = w.state == TREE_WALKING;
 	return w.state != TREE_FREE;
 }
 
-/* A member's change of `d` (op: enum lg_path_op), refused when `d` is
- * protected. Non-members pay the settings lookups only. */
-static __always_inline int tree_change(struct dentry *d, __u32 op)
+/* A change of `d` (op: enum lg_path_op) by a member of `session` (0: no
+ * member), refused when `d` is protected. */
+static __always_inline int tree_change(__u64 session, struct dentry *d, __u32 op)
 {
-	if (!sessions_exist() || !any(LG_SETTING_PROTECTED_PATHS))
-		return 0;
-	__u64 session = member_session();
-
-	if (!session)
+	if (!session || !any(LG_SETTING_PROTECTED_PATHS))
 		return 0;
 	__u64 object = 0;
 	__u32 source = 0;

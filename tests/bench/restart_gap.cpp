@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     ::mkdir(unit.c_str(), 0755);
     ::mkdir(session.c_str(), 0755);
     liveguard::ProtectedCgroups cgroups(maps);
-    liveguard::SessionRegistry sessions(maps.sessions.get(), maps.settings.get());
+    liveguard::SessionRegistry sessions(maps.sessions.get(), maps.settings.get(), maps.members.get());
     cgroups.add(liveguard::cgroup_id_of(unit), 0);
     sessions.tag(mount, session);
     int cg_refused = 0;

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <linux/sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -147,6 +149,121 @@ TEST_F(Guard, TaggingAnExistingCgroupEnforcesOnItsProcesses) {
     EXPECT_TRUE(t.untouched());
     lg({"untag", s.dir()});
     for (int fd : {joined[0], joined[1], go[0], go[1]}) ::close(fd);
+}
+
+TEST_F(Guard, TaggingReachesProcessesInTheCgroupsBelow) {
+    Target t;
+    protect(t.pid());
+    Session s(false);
+    std::string below = s.make_child("worker") + "/deeper";
+    ASSERT_EQ(::mkdir(below.c_str(), 0755), 0);
+    int joined[2], go[2];
+    ASSERT_EQ(::pipe(joined), 0);
+    ASSERT_EQ(::pipe(go), 0);
+    pid_t m = ::fork();
+    if (m == 0) {
+        std::ofstream(below + "/cgroup.procs") << "0";
+        char c = 1;
+        (void)!::write(joined[1], &c, 1);
+        (void)!::read(go[0], &c, 1);
+        ::_exit(sys_kill(t.pid(), SIGTERM));
+    }
+    char c;
+    ASSERT_EQ(::read(joined[0], &c, 1), 1);
+    auto r = lg({"tag", s.dir()});
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(::write(go[1], &c, 1), 1);
+    int st = 0;
+    ::waitpid(m, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), EPERM);
+    EXPECT_TRUE(t.untouched());
+    lg({"untag", s.dir()});
+    for (int fd : {joined[0], joined[1], go[0], go[1]}) ::close(fd);
+}
+
+// clone3(CLONE_INTO_CGROUP) by a process outside every session: the child
+// is born in the session's cgroup without a fork there or a move.
+TEST_F(Guard, AChildAnOutsiderStartsInATaggedCgroupIsAMember) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    int cg = ::open(s.dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(cg, 0);
+    struct clone_args args {};
+    args.flags = CLONE_INTO_CGROUP;
+    args.exit_signal = SIGCHLD;
+    args.cgroup = static_cast<__u64>(cg);
+    long pid = ::syscall(SYS_clone3, &args, sizeof args);
+    if (pid == 0) ::_exit(sys_kill(t.pid(), SIGTERM));
+    ::close(cg);
+    ASSERT_GT(pid, 0) << std::strerror(errno);
+    int st = 0;
+    ::waitpid(static_cast<pid_t>(pid), &st, 0);
+    EXPECT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), EPERM);
+    EXPECT_TRUE(t.untouched());
+}
+
+// Membership is a mark, made at `tag` for the processes a cgroup holds
+// and by the kernel for those born there after: a process born while the
+// tag is made must get one or the other. Every process of a fork storm
+// alive once the tag is made tries the kill, and each must be refused.
+TEST_F(Guard, TaggingDuringAForkStormLeavesNoProcessOutOfTheSession) {
+    Target t;
+    protect(t.pid());
+    Session s(false);
+    char dir_tmpl[] = "/tmp/lg-storm-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir_tmpl), nullptr);
+    std::string tagged = std::string(dir_tmpl) + "/tagged", stop = std::string(dir_tmpl) + "/stop";
+    int results[2];
+    ASSERT_EQ(::pipe(results), 0);
+    pid_t storm = ::fork();
+    if (storm == 0) {
+        ::close(results[0]);
+        std::ofstream(s.dir() + "/cgroup.procs") << "0";
+        int alive = 0;
+        while (::access(stop.c_str(), F_OK) != 0) {
+            while (::waitpid(-1, nullptr, WNOHANG) > 0) --alive;
+            if (alive >= 40) {
+                ::usleep(1000);
+                continue;
+            }
+            pid_t c = ::fork();
+            if (c == 0) {
+                // A short life, in which the tag may come.
+                for (int i = 0; i < 20; ++i) {
+                    if (::access(tagged.c_str(), F_OK) == 0) {
+                        int r = sys_kill(t.pid(), SIGTERM);
+                        ::_exit(::write(results[1], &r, sizeof r) == sizeof r ? 0 : 1);
+                    }
+                    ::usleep(1000);
+                }
+                ::_exit(0);
+            }
+            if (c > 0) ++alive;
+        }
+        while (::waitpid(-1, nullptr, 0) > 0) {}
+        ::_exit(0);
+    }
+    ::close(results[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto r = lg({"tag", s.dir()});
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::ofstream(tagged) << "1";
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    std::ofstream(stop) << "1";
+    ::waitpid(storm, nullptr, 0);
+    int refused = 0, through = 0, v = 0;
+    while (::read(results[0], &v, sizeof v) == sizeof v) (v == EPERM ? refused : through)++;
+    ::close(results[0]);
+    ::unlink(tagged.c_str());
+    ::unlink(stop.c_str());
+    ::rmdir(dir_tmpl);
+    EXPECT_GT(refused, 0);
+    EXPECT_EQ(through, 0) << through << " processes of the tagged cgroup were no members";
+    EXPECT_TRUE(t.untouched());
+    lg({"untag", s.dir()});
 }
 
 TEST_F(Guard, RunPutsTheCommandInAnEnforcedSession) {

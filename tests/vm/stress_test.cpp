@@ -134,7 +134,7 @@ TEST_F(Stress, TwoHundredConcurrentSessionsKillNothingAndAreCountedExactly) {
     std::vector<std::unique_ptr<Session>> sessions;
     {
         auto maps = liveguard::PinnedMaps::open();
-        liveguard::SessionRegistry reg(maps.sessions.get(), maps.settings.get());
+        liveguard::SessionRegistry reg(maps.sessions.get(), maps.settings.get(), maps.members.get());
         for (int i = 0; i < kSessions; ++i) {
             sessions.push_back(std::make_unique<Session>(false));
             reg.tag(cgroup_root(), sessions.back()->dir());

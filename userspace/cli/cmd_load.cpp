@@ -64,7 +64,7 @@ void print_load_result(const LoadResult& r) {
 // the rest of the policy still applies.
 void tag_policy_sessions(const Policy& policy) {
     PinnedMaps maps = PinnedMaps::open();
-    SessionRegistry reg(maps.sessions.get(), maps.settings.get());
+    SessionRegistry reg(maps.sessions.get(), maps.settings.get(), maps.members.get());
     std::string mount = cgroup2_mount();
     for (const auto& dir : policy.session_tags) {
         try {

@@ -35,7 +35,7 @@ int run_command(const ProtectOptions& o) {
 int run_command(const TagOptions& o) {
     require_root(o.add ? "tag" : "untag");
     PinnedMaps maps = PinnedMaps::open();
-    SessionRegistry reg(maps.sessions.get(), maps.settings.get());
+    SessionRegistry reg(maps.sessions.get(), maps.settings.get(), maps.members.get());
     std::string dir = normalize_path(o.cgroup_dir);
     if (o.add) {
         std::uint64_t id = 0;

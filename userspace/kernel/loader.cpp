@@ -194,6 +194,12 @@ void guard_defaults(struct liveguard_bpf* skel) {
     ExecWords words(bpf_map__fd(skel->maps.lg_exec_words));
     for (const auto& v : mutating_systemctl_verbs()) words.add(v, LG_WORD_MUTATING_VERB);
     for (const auto& v : global_systemctl_verbs()) words.add(v, LG_WORD_GLOBAL_VERB);
+    // Sessions in reused maps (a load after an interrupted one) may have
+    // members the programs that ran then never marked: until the guard is
+    // unloaded, membership is also asked of the cgroup and the parent.
+    __u64 key = 0;
+    if (bpf_map_get_next_key(bpf_map__fd(skel->maps.lg_sessions), nullptr, &key) == 0)
+        skel->bss->lg_unmarked_members = 1;
 }
 
 void remove_pins(const std::vector<std::string>& paths) {

@@ -9,12 +9,15 @@
 
 #include <cerrno>
 #include <ctime>
+#include <filesystem>
+#include <set>
 
 #include "base/cgroup.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/paths.h"
+#include "base/proc.h"
 #include "kernel/map_walk.h"
 
 namespace liveguard {
@@ -43,7 +46,76 @@ TagOutcome SessionRegistry::tag(const std::string& mount, const std::string& dir
         throw_errno("cannot tag " + dir, e);
     }
     sync_count();
+    try {
+        mark_members(mount, dir, id);
+    } catch (...) {
+        untag_id(id);
+        throw;
+    }
     return TagOutcome::Tagged;
+}
+
+namespace {
+
+// The processes listed in `dir`'s cgroup.procs and in those of every
+// cgroup below it. A cgroup removed meanwhile lists nothing.
+std::vector<pid_t> processes_below(const std::string& dir) {
+    std::vector<pid_t> out;
+    auto add = [&out](const std::string& cg) {
+        auto procs = read_small_file(cg + "/cgroup.procs", 64 << 20);
+        if (!procs) return;
+        std::size_t pos = 0;
+        while (pos < procs->size()) {
+            auto end = procs->find('\n', pos);
+            if (auto pid = parse_pid(std::string_view(*procs).substr(pos, end - pos))) out.push_back(*pid);
+            if (end == std::string::npos) break;
+            pos = end + 1;
+        }
+    };
+    add(dir);
+    std::error_code ec;
+    namespace fs = std::filesystem;
+    for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec))
+        if (it->is_directory(ec) && !it->is_symlink(ec)) add(it->path().string());
+    return out;
+}
+
+}  // namespace
+
+// The kernel marks whoever arrives in a tagged cgroup after the tag (born
+// there, or moved in); what was there before is marked here. A process
+// born while the tag was made is marked by the kernel or listed here: the
+// kernel marks it after it is listed in its cgroup. A second pass finds
+// nothing new unless that reasoning is wrong, and then marks what it finds.
+void SessionRegistry::mark_members(const std::string& mount, const std::string& dir, std::uint64_t id) {
+    if (members_fd_ < 0) throw Error("internal: the registry was opened without the member marks");
+    std::set<pid_t> done;
+    for (int pass = 0; pass < 8; ++pass) {
+        bool found = false;
+        for (pid_t pid : processes_below(dir)) {
+            if (!done.insert(pid).second) continue;
+            found = true;
+            UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+            if (!pidfd) {
+                if (errno == ESRCH) continue;
+                throw_errno("cannot open process " + std::to_string(pid) + " of " + dir, errno);
+            }
+            // The number was read before the process was opened: make sure
+            // it is still the process in this session's cgroups.
+            auto where = cgroup_dir_of(mount, pid);
+            if (!where || (*where != dir && where->rfind(dir + "/", 0) != 0)) continue;
+            if (marked_session_of(members_fd_, pidfd.get()) != 0) continue;  // a member already
+            lg_member m{};
+            m.session_cgroup_id = id;
+            m.since_boot_ns = boottime_now_ns();
+            if (bpf_map_update_elem(members_fd_, &pidfd, &m, BPF_ANY) != 0 && errno != ESRCH)
+                throw_errno("cannot make process " + std::to_string(pid) + " of " + dir +
+                                " a session member, so the tag would not cover it",
+                            errno, "try again; the tag was taken back");
+        }
+        if (!found) return;
+    }
 }
 
 bool SessionRegistry::untag(const std::string& dir) {

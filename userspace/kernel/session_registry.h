@@ -1,9 +1,9 @@
 #pragma once
 // The sessions map: tagged cgroups, and sessions of a process and its
-// descendants. A task is a session member when its cgroup v2 cgroup or any
-// ancestor of it is tagged, so sub-cgroups a test creates stay inside its
-// session, or when it carries a member mark (made at fork inside a
-// session, or by the kernel or the watcher for a process session's root).
+// descendants. A task is a session member when it carries a member mark:
+// made at `tag` for what the cgroup and the cgroups below it hold, by the
+// kernel for what arrives there later and at fork inside a session, and
+// by the kernel or the watcher for a process session's root.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -30,7 +30,9 @@ public:
     SessionRegistry(int map_fd, int settings_fd, int members_fd = -1)
         : fd_(map_fd), settings_fd_(settings_fd), members_fd_(members_fd) {}
 
-    // `dir` must be a non-root cgroup v2 directory under `mount`.
+    // `dir` must be a non-root cgroup v2 directory under `mount`. Every
+    // process already in it or below it is marked a member; when one
+    // cannot be, the tag is taken back and the error thrown.
     TagOutcome tag(const std::string& mount, const std::string& dir, std::uint64_t* id = nullptr);
 
     // False when it was not tagged.
@@ -61,6 +63,8 @@ public:
     void recount() { sync_count(); }
 
 private:
+    void mark_members(const std::string& mount, const std::string& dir, std::uint64_t id);
+
     // The kernel skips the session walk while the count is zero.
     void sync_count();
 

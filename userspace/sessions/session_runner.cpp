@@ -174,7 +174,7 @@ int run_session(const RunOptions& opts) {
                                 "session would not start: ") + e.what(),
                     "run it as root from outside any test session; liveguard-bpf doctor checks the guard");
     }
-    SessionRegistry registry(maps.sessions.get(), maps.settings.get());
+    SessionRegistry registry(maps.sessions.get(), maps.settings.get(), maps.members.get());
     std::string mount = cgroup2_mount();
     SessionCgroup session(registry, mount, opts.parent.value_or(mount + "/liveguard"));
     std::string procs = session.path() + "/cgroup.procs";
