@@ -10,12 +10,14 @@
 SEC("tp/syscalls/sys_enter_execve")
 int lg_audit_execve_argv(struct trace_event_raw_sys_enter *ctx)
 {
+	carry_marks_through_exec();
 	return capture_argv(ctx->args[1]);
 }
 
 SEC("tp/syscalls/sys_enter_execveat")
 int lg_audit_execveat_argv(struct trace_event_raw_sys_enter *ctx)
 {
+	carry_marks_through_exec();
 	return capture_argv(ctx->args[2]);
 }
 

@@ -109,9 +109,9 @@ static __always_inline bool is_fifo(struct inode *inode)
 /* A write, or an open for writing, of `file`. `detail` tells the two
  * apart in the event. Every write on the machine comes here: the file's
  * kind rules out nearly all of them before any map is asked. */
-static __always_inline int guarded_write(struct file *file, __u32 detail)
+static __noinline int candidate_writes(struct task_struct *leader, struct file *file, __u32 detail)
 {
-	__u64 session = member_session();
+	__u64 session = session_of_candidate(leader);
 
 	if (!session)
 		return 0;
@@ -150,6 +150,13 @@ static __always_inline int guarded_write(struct file *file, __u32 detail)
 		return 0;
 	return refuse_object_act(session, LG_HOOK_CONTROL_FIFO, file->f_path.dentry, inode->i_ino,
 				 detail | (g ? g->kind : 0), 0);
+}
+
+static __always_inline int guarded_write(struct file *file, __u32 detail)
+{
+	struct task_struct *leader = member_candidate();
+
+	return leader ? candidate_writes(leader, file, detail) : 0;
 }
 
 SEC("lsm/file_open")

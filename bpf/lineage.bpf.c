@@ -79,8 +79,17 @@ int BPF_PROG(lg_task_prctl, int option, unsigned long arg2, unsigned long arg3, 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (child->pid != child->tgid)
+	/* A thread born in a tagged cgroup (threaded cgroups hold threads of
+	 * one process apart) makes its whole process a member. */
+	if (child->pid != child->tgid) {
+		if (sessions_exist() && !member_session()) {
+			__u64 session = session_of_cgroup(child->cgroups->dfl_cgrp);
+
+			if (session)
+				mark_member(child->group_leader, session);
+		}
 		return 0;
+	}
 	/* Without the LSM, protection is inherited here, as the child starts. */
 	if (lg_audit_only)
 		inherit_protection(bpf_get_current_task_btf(), child);
@@ -126,7 +135,9 @@ SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(lg_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	if (sessions_exist()) {
+	/* Only the unified hierarchy's: a v1 hierarchy numbers its cgroups
+	 * apart, and one may share a tagged cgroup's number. */
+	if (dst->root->hierarchy_id == 0 && sessions_exist()) {
 		__u64 session = session_of_cgroup(dst);
 
 		if (session)

@@ -98,17 +98,25 @@ static __always_inline int pin_change(__u64 session, struct inode *dir, struct d
 	return 0;
 }
 
-/* Any change to a directory's entries: liveguard's pins and control FIFOs
- * first, then protected trees and files. */
-static __always_inline int name_change(struct inode *dir, struct dentry *d, __u32 op)
+static __noinline int candidate_name_change(struct task_struct *leader, struct inode *dir,
+					    struct dentry *d, __u32 op)
 {
-	__u64 session = member_session();
+	__u64 session = session_of_candidate(leader);
 
 	if (!session)
 		return 0;
 	int r = pin_change(session, dir, d);
 
 	return r ? r : tree_change(session, d, op);
+}
+
+/* Any change to a directory's entries: liveguard's pins and control FIFOs
+ * first, then protected trees and files. */
+static __always_inline int name_change(struct inode *dir, struct dentry *d, __u32 op)
+{
+	struct task_struct *leader = member_candidate();
+
+	return leader ? candidate_name_change(leader, dir, d, op) : 0;
 }
 
 SEC("lsm/inode_unlink")

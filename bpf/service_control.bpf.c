@@ -26,6 +26,7 @@ int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
 {
 	if (ret)
 		return ret;
+	carry_marks_through_exec();
 	__u64 session = member_session();
 
 	if (!session)

@@ -6,6 +6,13 @@
 #include "lib/keepers.h"
 #include "lib/trees.h"
 
+/* Off the path every kill takes (see member_candidate()). */
+static __noinline int probed(struct task_struct *p)
+{
+	note_keeper(p);
+	return 0;
+}
+
 SEC("lsm/task_kill")
 int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
 	     const struct cred *cred, int ret)
@@ -15,10 +22,8 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 	/* Signal 0 only probes for existence: discovery without delivery.
 	 * The loader probes every process it protects, so its keeper is
 	 * known even when the death signal was set before. */
-	if (sig == 0) {
-		note_keeper(p);
-		return 0;
-	}
+	if (sig == 0)
+		return probed(p);
 	return member_act_on_task(LG_HOOK_TASK_KILL, p, sig, 0);
 }
 

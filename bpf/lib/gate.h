@@ -44,6 +44,12 @@ static __always_inline int session_act_on_task(__u64 session, __u32 hook, struct
 	return refuse_task_act(session, hook, target, sig, detail);
 }
 
+static __noinline int candidate_act_on_task(struct task_struct *leader, __u32 hook,
+					    struct task_struct *target, int sig, __u32 detail)
+{
+	return session_act_on_task(session_of_candidate(leader), hook, target, sig, detail);
+}
+
 /* The current task's act on a process, for hooks that name one. The
  * actor's membership first: it settles every process on the machine that
  * is no member in one load, where the target's protection walks its
@@ -51,7 +57,9 @@ static __always_inline int session_act_on_task(__u64 session, __u32 hook, struct
 static __always_inline int member_act_on_task(__u32 hook, struct task_struct *target, int sig,
 					      __u32 detail)
 {
-	return session_act_on_task(member_session(), hook, target, sig, detail);
+	struct task_struct *leader = member_candidate();
+
+	return leader ? candidate_act_on_task(leader, hook, target, sig, detail) : 0;
 }
 
 /* The current task's act on a guarded object the caller has found. */

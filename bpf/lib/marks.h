@@ -81,24 +81,54 @@ static __always_inline __u64 marked_session(struct task_struct *leader)
 	return 0;
 }
 
-/* The session the current task belongs to, or 0: the first check of every
- * hook whose actor is the current task. Membership sticks to the process
- * tree: a descendant forked inside a session carries a mark that moving
- * to another cgroup does not remove. */
-static __always_inline __u64 member_session(void)
+/* The current task's thread-group leader when it may be a session
+ * member; 0 settles that it is none. The first check of every hook whose
+ * actor is the current task, and all that a process that is no member
+ * pays there. Hooks on paths every process takes continue in a subprogram
+ * (__noinline): the hook's own code then stays this small, and so does
+ * its prologue, which saves the registers the whole program uses. */
+static __always_inline struct task_struct *member_candidate(void)
 {
 	struct task_struct *leader = bpf_get_current_task_btf()->group_leader;
 
-	if (!may_have_marks(leader) && !lg_unmarked_members)
+	if (may_have_marks(leader))
+		return leader;
+	/* Two tests, not one: clang would OR the storage pointer with the
+	 * gate, pointer arithmetic the verifier refuses. */
+	asm volatile("" ::: "memory");
+	return lg_unmarked_members ? leader : 0;
+}
+
+/* The session `leader` (the current task's, from member_candidate())
+ * belongs to, or 0. Membership sticks to the process tree: a descendant
+ * forked inside a session carries a mark that moving to another cgroup
+ * does not remove. */
+static __noinline __u64 session_of_candidate(struct task_struct *leader)
+{
+	struct lg_member *m = 0;
+
+	if (may_have_marks(leader))
+		m = bpf_task_storage_get(&lg_members, leader, 0, 0);
+	if (m && bpf_map_lookup_elem(&lg_sessions, &m->session_cgroup_id))
+		return m->session_cgroup_id;
+	/* A mark of a session that has ended: a process that lived on in a
+	 * cgroup tagged meanwhile (marked then, it kept its live mark) is a
+	 * member of that cgroup's session. */
+	if (!m && !lg_unmarked_members)
 		return 0;
-	__u64 s = marked_session(leader);
+	__u64 s = current_session();
 
 	if (s || !lg_unmarked_members)
 		return s;
-	s = current_session();
-	if (s)
-		return s;
 	return marked_session(leader->real_parent->group_leader);
+}
+
+/* The session the current task belongs to, or 0. */
+static __always_inline __u64 member_session(void)
+{
+	struct task_struct *leader = member_candidate();
+
+	return leader ? session_of_candidate(leader) : 0;
 }
 
 /* Marks `leader` a member of `session`, unless it is one of a session
@@ -117,6 +147,36 @@ static __always_inline void mark_member(struct task_struct *leader, __u64 sessio
 		return;
 	m->session_cgroup_id = session;
 	m->since_boot_ns = bpf_ktime_get_boot_ns();
+}
+
+/* An exec by a thread that is not its process's leader makes that thread
+ * the leader (de_thread) and the old leader, with its marks, goes. The
+ * exec'ing thread takes copies first, before that point: membership and
+ * protection stay with the process. */
+static __always_inline void carry_marks_through_exec(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *leader = t->group_leader;
+
+	if (t == leader || !may_have_marks(leader))
+		return;
+	struct lg_member *m = bpf_task_storage_get(&lg_members, leader, 0, 0);
+
+	if (m && bpf_map_lookup_elem(&lg_sessions, &m->session_cgroup_id))
+		mark_member(t, m->session_cgroup_id);
+	struct lg_protected *pm = bpf_task_storage_get(&lg_protected, leader, 0, 0);
+
+	if (!pm)
+		return;
+	struct lg_protected *cm =
+		bpf_task_storage_get(&lg_protected, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!cm) {
+		count(LG_COUNTER_INHERIT_FAILED);
+		return;
+	}
+	cm->since_boot_ns = pm->since_boot_ns;
+	cm->source = pm->source;
+	cm->flags = pm->flags;
 }
 
 /* Protection is a mark on the thread-group leader, so it covers every

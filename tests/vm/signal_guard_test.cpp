@@ -266,6 +266,23 @@ TEST_F(Guard, TaggingDuringAForkStormLeavesNoProcessOutOfTheSession) {
     lg({"untag", s.dir()});
 }
 
+// An exec by a thread that is not the main one makes that thread the
+// process's leader, and the old leader goes: the process must stay a
+// member through it.
+TEST_F(Guard, AnExecFromASecondThreadStaysInTheSession) {
+    Target t;
+    protect(t.pid());
+    Session s;
+    std::string cmd = "kill -TERM " + std::to_string(t.pid());
+    int r = s.as_member([&] {
+        std::thread th([&] { ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr); });
+        th.join();  // only when the exec failed
+        return 99;
+    });
+    EXPECT_EQ(r, 1) << "the shell's kill should have been refused (kill exits 1)";
+    EXPECT_TRUE(t.untouched());
+}
+
 TEST_F(Guard, RunPutsTheCommandInAnEnforcedSession) {
     Target t;
     protect(t.pid());

@@ -116,7 +116,7 @@ void require_cgroup2_dir(const std::string& dir) {
 }
 
 std::optional<std::string> cgroup_dir_of(const std::string& mount, pid_t pid) {
-    auto text = read_small_file("/proc/" + std::to_string(pid) + "/cgroup", 4096);
+    auto text = read_small_file("/proc/" + std::to_string(pid) + "/cgroup", 1 << 16);
     if (!text) return std::nullopt;
     // cgroup v2's line is "0::/path".
     std::size_t at = text->find("0::");

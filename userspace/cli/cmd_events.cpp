@@ -80,6 +80,7 @@ int run_command(const EventsOptions& o) {
     ::sigaction(SIGTERM, &sa, nullptr);
     if (o.no_follow) {
         collector.poll(0);
+        collector.flush();
         show();
         return 0;
     }
@@ -88,6 +89,7 @@ int run_command(const EventsOptions& o) {
         show();
     }
     collector.poll(0);
+    collector.flush();
     show();
     return 0;
 }

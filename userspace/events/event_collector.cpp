@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/paths.h"
 #include "base/proc.h"
+#include "events/event_coalescer.h"
 #include "events/event_details.h"
 #include "events/event_format.h"
 #include "events/event_journal.h"
@@ -42,17 +43,41 @@ std::uint64_t lost_reported(std::uint32_t id) {
 
 }  // namespace
 
-EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch) {
-    std::int64_t offset = boot_to_realtime_offset_ns();
-    auto cache = std::make_shared<DetailsCache>();
+struct EventCollector::State {
+    std::int64_t offset = 0;
+    DetailsCache cache;
+    EventCoalescer coalescer;
+    std::string lines;  // journalled once per poll: one write for a batch
+
+    void journal_repeats(bool all) {
+        for (const Repeats& r : coalescer.close(boottime_now_ns(), all))
+            lines += format_repeats_json(r.first, r.count, r.last_boot_ns, offset) + "\n";
+        write_lines();
+    }
+    void write_lines() {
+        if (lines.empty()) return;
+        lines.pop_back();
+        std::string out = std::move(lines);
+        lines.clear();
+        journal_append(out);
+    }
+};
+
+EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch) : state_(std::make_shared<State>()) {
+    state_->offset = boot_to_realtime_offset_ns();
     std::uint32_t id = map_id(maps.counters.get());
+    std::weak_ptr<State> weak = state_;
     stream_ = std::make_unique<EventStream>(
         maps.events.get(), maps.counters.get(),
-        [offset, cache](const lg_event& e) {
-            EventDetails d = gather_details(e, cache.get());
-            journal_append(format_event_json(e, offset, &d));
+        [weak](const lg_event& e) {
+            auto st = weak.lock();
+            if (!st || st->coalescer.absorb(e)) return;
+            EventDetails d = gather_details(e, &st->cache);
+            st->lines += format_event_json(e, st->offset, &d) + "\n";
         },
-        [id](std::uint64_t total) {
+        [id, weak](std::uint64_t total) {
+            // The batch's events before the loss line that may follow them.
+            if (auto st = weak.lock()) st->write_lines();
             std::uint64_t reported = lost_reported(id);
             if (total <= reported) return;
             journal_append(write_journal_record({JournalLoss{total - reported, total}}));
@@ -61,10 +86,26 @@ EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch) {
     stream_->set_batch(batch);
 }
 
-EventCollector::~EventCollector() = default;
+EventCollector::~EventCollector() {
+    try {
+        flush();
+    } catch (const std::exception&) {
+        // nowhere left to journal them
+    }
+}
 
 int EventCollector::fd() const { return stream_->fd(); }
 
-void EventCollector::poll(int timeout_ms) { stream_->poll_once(timeout_ms); }
+void EventCollector::poll(int timeout_ms) {
+    stream_->poll_once(timeout_ms);
+    state_->write_lines();
+    state_->journal_repeats(false);
+}
+
+void EventCollector::flush() { state_->journal_repeats(true); }
+
+int EventCollector::wakeup_ms() const { return state_->coalescer.next_close_ms(boottime_now_ns()); }
+
+std::uint64_t EventCollector::coalesced() const { return state_->coalescer.coalesced(); }
 
 }  // namespace liveguard

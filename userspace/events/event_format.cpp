@@ -230,11 +230,28 @@ std::string format_event_json(const lg_event& e, std::int64_t offset, const Even
     return write_journal_record({journal_event(e, offset, d)});
 }
 
+std::string format_repeats_json(const lg_event& first, std::uint64_t count, std::uint64_t last_boot_ns,
+                                std::int64_t offset) {
+    JournalRepeats r;
+    r.of = journal_event(first, offset, nullptr);
+    r.count = count;
+    lg_event last = first;
+    last.boot_ns = last_boot_ns;
+    r.until = format_utc(wall_ns(last, offset));
+    return write_journal_record({r});
+}
+
 std::string format_journal_text(const JournalRecord& record, bool colour) {
     if (const auto* loss = std::get_if<JournalLoss>(&record.body))
         return "liveguard: " + std::to_string(loss->count) + " events lost (ring buffer full; " +
                std::to_string(loss->total) + " in total)";
     if (const auto* end = std::get_if<JournalSessionEnd>(&record.body)) return format_session_end_text(*end, colour);
+    if (const auto* r = std::get_if<JournalRepeats>(&record.body)) {
+        const JournalEvent& e = r->of;
+        return e.time + " " + e.hook + ": " + e.comm + "[" + std::to_string(e.pid) + "] " + e.act +
+               " again " + std::to_string(r->count) + (r->count == 1 ? " time" : " times") + " until " +
+               r->until + " (" + session_label(e.session_cgroup_id, "") + "; each " + e.verdict + ")";
+    }
     const auto& e = std::get<JournalEvent>(record.body);
     const EventDetails d = e.details.value_or(EventDetails{});
     std::string verdict = e.verdict;
@@ -272,6 +289,10 @@ std::optional<std::string> render_journal_line(std::string_view line, const Jour
     if (const auto* e = std::get_if<JournalEvent>(&record->body)) {
         if (filter.since && e->time < *filter.since) return std::nullopt;
         if (filter.session && !names_session(*e, filter)) return std::nullopt;
+    }
+    if (const auto* r = std::get_if<JournalRepeats>(&record->body)) {
+        if (filter.since && r->until < *filter.since) return std::nullopt;
+        if (filter.session && !names_session(r->of, filter)) return std::nullopt;
     }
     if (const auto* end = std::get_if<JournalSessionEnd>(&record->body)) {
         if (filter.since && end->time < *filter.since) return std::nullopt;

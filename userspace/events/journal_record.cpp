@@ -59,6 +59,7 @@ private:
 
 // What marks a session-end record; an event has no "type".
 constexpr const char* kSessionEndType = "session_end";
+constexpr const char* kRepeatsType = "repeats";
 
 // A line has details when it has any of them.
 constexpr const char* kDetailKeys[] = {"session_name", "session_path",        "exe",  "culprit_gone",
@@ -157,18 +158,7 @@ std::optional<JournalRecord> read_session_end(Members& m) {
     return JournalRecord{std::move(s)};
 }
 
-}  // namespace
-
-std::string write_journal_record(const JournalRecord& record) {
-    if (const auto* loss = std::get_if<JournalLoss>(&record.body))
-        return json::ObjectWriter()
-            .str("lost", "ring buffer full")
-            .unum("count", loss->count)
-            .unum("total", loss->total)
-            .done();
-    if (const auto* end = std::get_if<JournalSessionEnd>(&record.body)) return write_session_end(*end);
-    const auto& e = std::get<JournalEvent>(record.body);
-    json::ObjectWriter w;
+void write_event_members(json::ObjectWriter& w, const JournalEvent& e) {
     w.str("time", e.time)
         .str("verdict", e.verdict)
         .str("hook", e.hook)
@@ -184,6 +174,47 @@ std::string write_journal_record(const JournalRecord& record) {
         .unum("detail", e.detail)
         .str("act", e.act)
         .unum("session_cgroup_id", e.session_cgroup_id);
+}
+
+JournalEvent read_event_members(Members& m) {
+    JournalEvent e;
+    e.time = m.text("time");
+    e.verdict = m.text("verdict");
+    e.hook = m.text("hook");
+    e.pid = m.number<std::uint32_t>("pid");
+    e.tid = m.number<std::uint32_t>("tid");
+    e.comm = m.text("comm");
+    e.target_pid = m.number<std::uint32_t>("target_pid");
+    e.target_tid = m.number<std::uint32_t>("target_tid");
+    e.target_comm = m.text("target_comm");
+    e.signal = m.text_or_null("signal");
+    e.signal_number = m.number<std::int32_t>("signal_number");
+    e.object_id = m.number<std::uint64_t>("object_id");
+    e.detail = m.number<std::uint32_t>("detail");
+    e.act = m.text("act");
+    e.session_cgroup_id = m.number<std::uint64_t>("session_cgroup_id");
+    return e;
+}
+
+}  // namespace
+
+std::string write_journal_record(const JournalRecord& record) {
+    if (const auto* rep = std::get_if<JournalRepeats>(&record.body)) {
+        json::ObjectWriter w;
+        w.str("type", kRepeatsType).unum("count", rep->count).str("until", rep->until);
+        write_event_members(w, rep->of);
+        return w.done();
+    }
+    if (const auto* loss = std::get_if<JournalLoss>(&record.body))
+        return json::ObjectWriter()
+            .str("lost", "ring buffer full")
+            .unum("count", loss->count)
+            .unum("total", loss->total)
+            .done();
+    if (const auto* end = std::get_if<JournalSessionEnd>(&record.body)) return write_session_end(*end);
+    const auto& e = std::get<JournalEvent>(record.body);
+    json::ObjectWriter w;
+    write_event_members(w, e);
     if (!e.details) return w.done();
     const EventDetails& d = *e.details;
     json::ArrayWriter argv, parents;
@@ -215,27 +246,20 @@ std::optional<JournalRecord> journal_record_from_object(const std::map<std::stri
     // Kinds added later say what they are; one this version does not know
     // is no record, rather than an event with most of it missing.
     if (m.has("type")) {
+        if (m.text("type") == kRepeatsType) {
+            JournalRepeats r;
+            r.count = m.number<std::uint64_t>("count");
+            r.until = m.text("until");
+            r.of = read_event_members(m);
+            if (!m.ok() || r.of.time.empty()) return std::nullopt;
+            return JournalRecord{std::move(r)};
+        }
         if (m.text("type") != kSessionEndType) return std::nullopt;
         return read_session_end(m);
     }
     // Every event line has had its time; an object without is another file's.
     if (!m.has("time")) return std::nullopt;
-    JournalEvent e;
-    e.time = m.text("time");
-    e.verdict = m.text("verdict");
-    e.hook = m.text("hook");
-    e.pid = m.number<std::uint32_t>("pid");
-    e.tid = m.number<std::uint32_t>("tid");
-    e.comm = m.text("comm");
-    e.target_pid = m.number<std::uint32_t>("target_pid");
-    e.target_tid = m.number<std::uint32_t>("target_tid");
-    e.target_comm = m.text("target_comm");
-    e.signal = m.text_or_null("signal");
-    e.signal_number = m.number<std::int32_t>("signal_number");
-    e.object_id = m.number<std::uint64_t>("object_id");
-    e.detail = m.number<std::uint32_t>("detail");
-    e.act = m.text("act");
-    e.session_cgroup_id = m.number<std::uint64_t>("session_cgroup_id");
+    JournalEvent e = read_event_members(m);
     auto present = [&](const char* key) { return m.has(key); };
     if (std::any_of(std::begin(kDetailKeys), std::end(kDetailKeys), present)) {
         e.details = read_details(m);

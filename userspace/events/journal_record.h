@@ -41,6 +41,14 @@ struct JournalLoss {
     std::uint64_t total = 0;  // lost since the programs were loaded
 };
 
+// Identical refusals that followed an event within a second of it
+// (events/event_coalescer.h): the event's own fields, and how many.
+struct JournalRepeats {
+    JournalEvent of;    // without details: the event line has them
+    std::uint64_t count = 0;
+    std::string until;  // the time of the last, as `time`
+};
+
 // A process left running by a session that ended.
 struct LeftProcess {
     std::uint32_t pid = 0;
@@ -64,7 +72,7 @@ struct JournalSessionEnd {
 };
 
 struct JournalRecord {
-    std::variant<JournalEvent, JournalLoss, JournalSessionEnd> body;
+    std::variant<JournalEvent, JournalLoss, JournalSessionEnd, JournalRepeats> body;
 };
 
 // One JSON line, without its newline. An event's members keep the order
@@ -73,7 +81,8 @@ struct JournalRecord {
 // starts with "lost"; a session end with "type":"session_end", then time,
 // session_cgroup_id, name, root_pid, command, refusals, audited, per_hook
 // (an object: hook name to count), culprits (strings), reaped and
-// left_running (arrays of {"pid","command"}).
+// left_running (arrays of {"pid","command"}). Repeats: "type":"repeats",
+// count, until, then the event's members without its details.
 std::string write_journal_record(const JournalRecord& record);
 
 // A line write_journal_record wrote. Members a line lacks (lines written

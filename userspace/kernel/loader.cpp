@@ -18,6 +18,7 @@
 #include "base/fd.h"
 #include "base/privileges.h"
 #include "kernel/exec_words.h"
+#include "kernel/counters.h"
 #include "kernel/fmod_ret.h"
 #include "kernel/guarded_inodes.h"
 #include "kernel/libbpf_log.h"
@@ -194,11 +195,11 @@ void guard_defaults(struct liveguard_bpf* skel) {
     ExecWords words(bpf_map__fd(skel->maps.lg_exec_words));
     for (const auto& v : mutating_systemctl_verbs()) words.add(v, LG_WORD_MUTATING_VERB);
     for (const auto& v : global_systemctl_verbs()) words.add(v, LG_WORD_GLOBAL_VERB);
-    // Sessions in reused maps (a load after an interrupted one) may have
-    // members the programs that ran then never marked: until the guard is
-    // unloaded, membership is also asked of the cgroup and the parent.
-    __u64 key = 0;
-    if (bpf_map_get_next_key(bpf_map__fd(skel->maps.lg_sessions), nullptr, &key) == 0)
+    // Reused maps (a load after an interrupted one) may hold members the
+    // programs that ran then failed to mark, which they counted: until
+    // the guard is unloaded, membership is also asked of the cgroup and
+    // the parent.
+    if (read_counters(bpf_map__fd(skel->maps.lg_counters))[LG_COUNTER_MEMBER_MARK_FAILED] != 0)
         skel->bss->lg_unmarked_members = 1;
 }
 

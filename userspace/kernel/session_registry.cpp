@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "base/cgroup.h"
@@ -39,7 +40,12 @@ TagOutcome SessionRegistry::tag(const std::string& mount, const std::string& dir
     s.since_ns = realtime_now_ns();
     if (bpf_map_update_elem(fd_, &id, &s, BPF_NOEXIST) != 0) {
         int e = errno;
-        if (e == EEXIST) return TagOutcome::AlreadyTagged;
+        // Marked again: a `tag` interrupted before it marked everything
+        // is finished by the next.
+        if (e == EEXIST) {
+            mark_members(mount, dir, id);
+            return TagOutcome::AlreadyTagged;
+        }
         if (e == E2BIG)
             throw Error("too many tagged cgroups (" + std::to_string(LG_MAX_SESSIONS) + ")",
                         "untag sessions that ended (see `liveguard-bpf status`)");
@@ -49,7 +55,11 @@ TagOutcome SessionRegistry::tag(const std::string& mount, const std::string& dir
     try {
         mark_members(mount, dir, id);
     } catch (...) {
-        untag_id(id);
+        try {
+            untag_id(id);
+        } catch (const std::exception&) {
+            // the marking error is the one to report
+        }
         throw;
     }
     return TagOutcome::Tagged;
@@ -57,20 +67,44 @@ TagOutcome SessionRegistry::tag(const std::string& mount, const std::string& dir
 
 namespace {
 
+std::vector<pid_t> pids_in(const std::string& text) {
+    std::vector<pid_t> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        auto end = text.find('\n', pos);
+        if (auto pid = parse_pid(std::string_view(text).substr(pos, end - pos))) out.push_back(*pid);
+        if (end == std::string::npos) break;
+        pos = end + 1;
+    }
+    return out;
+}
+
+// The process thread `tid` belongs to, or nothing once it is gone.
+std::optional<pid_t> process_of_thread(pid_t tid) {
+    auto status = read_small_file("/proc/" + std::to_string(tid) + "/status", 1 << 16);
+    if (!status) return std::nullopt;
+    auto at = status->find("\nTgid:");
+    if (at == std::string::npos) return std::nullopt;
+    auto end = status->find('\n', at + 6);
+    std::string_view v = std::string_view(*status).substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    return parse_pid(v);
+}
+
 // The processes listed in `dir`'s cgroup.procs and in those of every
-// cgroup below it. A cgroup removed meanwhile lists nothing.
+// cgroup below it; for a threaded cgroup, which lists no processes, the
+// processes of the threads it lists. A cgroup removed meanwhile lists
+// nothing.
 std::vector<pid_t> processes_below(const std::string& dir) {
     std::vector<pid_t> out;
     auto add = [&out](const std::string& cg) {
-        auto procs = read_small_file(cg + "/cgroup.procs", 64 << 20);
-        if (!procs) return;
-        std::size_t pos = 0;
-        while (pos < procs->size()) {
-            auto end = procs->find('\n', pos);
-            if (auto pid = parse_pid(std::string_view(*procs).substr(pos, end - pos))) out.push_back(*pid);
-            if (end == std::string::npos) break;
-            pos = end + 1;
+        if (auto procs = read_small_file(cg + "/cgroup.procs", 64 << 20)) {
+            for (pid_t p : pids_in(*procs)) out.push_back(p);
+            return;
         }
+        if (auto threads = read_small_file(cg + "/cgroup.threads", 64 << 20))
+            for (pid_t t : pids_in(*threads))
+                if (auto p = process_of_thread(t)) out.push_back(*p);
     };
     add(dir);
     std::error_code ec;
@@ -98,18 +132,21 @@ void SessionRegistry::mark_members(const std::string& mount, const std::string& 
             found = true;
             UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
             if (!pidfd) {
-                if (errno == ESRCH) continue;
+                // Gone, or the number now names a thread of another process.
+                if (errno == ESRCH || errno == EINVAL) continue;
                 throw_errno("cannot open process " + std::to_string(pid) + " of " + dir, errno);
             }
-            // The number was read before the process was opened: make sure
-            // it is still the process in this session's cgroups.
+            // The number was read before the process was opened: a process
+            // that shows another cgroup is a newcomer under a reused number.
+            // One whose cgroup cannot be read is taken as listed.
             auto where = cgroup_dir_of(mount, pid);
-            if (!where || (*where != dir && where->rfind(dir + "/", 0) != 0)) continue;
+            if (where && *where != dir && where->rfind(dir + "/", 0) != 0) continue;
             if (marked_session_of(members_fd_, pidfd.get()) != 0) continue;  // a member already
             lg_member m{};
             m.session_cgroup_id = id;
             m.since_boot_ns = boottime_now_ns();
-            if (bpf_map_update_elem(members_fd_, &pidfd, &m, BPF_ANY) != 0 && errno != ESRCH)
+            // ENOENT/ESRCH: it exited after it was opened.
+            if (bpf_map_update_elem(members_fd_, &pidfd, &m, BPF_ANY) != 0 && errno != ESRCH && errno != ENOENT)
                 throw_errno("cannot make process " + std::to_string(pid) + " of " + dir +
                                 " a session member, so the tag would not cover it",
                             errno, "try again; the tag was taken back");

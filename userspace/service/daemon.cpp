@@ -77,6 +77,13 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     // culprit can tell; process sessions are summarised from it.
     EventCollector collector(maps, kEventBatch);
     ProcessSessions sessions(maps);
+    sessions.on_before_end([&collector] {
+        try {
+            collector.flush();
+        } catch (const std::exception& e) {
+            watcher_log(std::string("error: collecting events: ") + e.what());
+        }
+    });
     sessions.apply_policy(policy);
     RunBroker broker(maps, [&](const BrokeredSession& b) { sessions.adopt(b.id, b.root_pid, b.name); });
     // For people and `status` only: the watcher is addressed by its socket.
@@ -93,6 +100,8 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
         for (int fd : sessions.fds()) fds.push_back({fd, POLLIN, 0});
         bool retrying = retry && retries < kMaxRetries;
         int timeout = retrying ? kRetryMs : sessions.active() ? kSessionTickMs : -1;
+        // A second of repeated refusals ends: its count is journalled then.
+        if (int due = collector.wakeup_ms(); due >= 0 && (timeout < 0 || due < timeout)) timeout = due;
         int n = ::poll(fds.data(), fds.size(), timeout);
         if (n < 0 && errno != EINTR) throw_errno("poll failed", errno);
         bool signalled = fds[1].revents & POLLIN;

@@ -171,8 +171,10 @@ void ProcessSessions::count(std::uint64_t id, const std::string& line) {
 void ProcessSessions::read_journal() {
     for (const auto& line : journal_.read_new()) {
         auto record = parse_journal_record(line);
-        const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
-        if (e) count(e->session_cgroup_id, line);
+        if (const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr)
+            count(e->session_cgroup_id, line);
+        else if (const auto* r = record ? std::get_if<JournalRepeats>(&record->body) : nullptr)
+            count(r->of.session_cgroup_id, line);
     }
 }
 
@@ -295,6 +297,7 @@ void ProcessSessions::end(Tracked& t) {
     JournalSessionEnd rec;
     // What the session refused up to now; the daemon collected the ring
     // buffer just before this tick.
+    if (before_end_) before_end_();
     read_journal();
     // The root's pidfd is done with whatever follows fails: a readable
     // pidfd left in the poll set would spin the loop.

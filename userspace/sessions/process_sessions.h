@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +55,10 @@ public:
     // refusals into each session's tally. Never throws.
     void tick();
 
+    // Called before a session's summary is taken: the event collector
+    // journals the repeats it still counts (events/event_coalescer.h).
+    void on_before_end(std::function<void()> f) { before_end_ = std::move(f); }
+
     // The root pidfds to wait on (an exit makes one readable).
     std::vector<int> fds() const;
 
@@ -73,6 +78,7 @@ private:
 
     const PinnedMaps& maps_;
     bool reap_ = true;
+    std::function<void()> before_end_;
     bool auto_on_ = false;
     JournalReader journal_;
     std::map<std::uint64_t, std::unique_ptr<Tracked>> tracked_;

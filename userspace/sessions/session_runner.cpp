@@ -247,7 +247,15 @@ int run_session(const RunOptions& opts) {
     SessionSummary s;
     try {
         EventCollector(maps).poll(0);
-        s = summarise_session(journal.read_new(), session.id());
+        std::vector<std::string> lines = journal.read_new();
+        s = summarise_session(lines, session.id());
+        // Another consumer (the watcher) journals how often a refusal
+        // repeated once its second is over: wait for that second.
+        if (s.total > 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+            for (auto& l : journal.read_new()) lines.push_back(std::move(l));
+            s = summarise_session(lines, session.id());
+        }
         print_session_summary(s, label);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "liveguard-bpf: warning: no summary: %s\n", e.what());

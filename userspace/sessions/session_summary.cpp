@@ -12,6 +12,14 @@ SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
     SessionSummary s;
     for (const auto& line : journal_lines) {
         auto record = parse_journal_record(line);
+        // Repeats of an event count as what they are: that many refusals.
+        if (const auto* r = record ? std::get_if<JournalRepeats>(&record->body) : nullptr) {
+            if (r->of.session_cgroup_id != session_cgroup_id) continue;
+            s.total += r->count;
+            s.audited |= r->of.verdict == "audited";
+            s.per_hook[r->of.hook] += r->count;
+            continue;
+        }
         const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
         if (!e || e->session_cgroup_id != session_cgroup_id) continue;
         ++s.total;
