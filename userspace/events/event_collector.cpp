@@ -71,9 +71,10 @@ EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch) : stat
         maps.events.get(), maps.counters.get(),
         [weak](const lg_event& e) {
             auto st = weak.lock();
-            if (!st || st->coalescer.absorb(e)) return;
+            if (!st || st->coalescer.absorb(e)) return false;
             EventDetails d = gather_details(e, &st->cache);
             st->lines += format_event_json(e, st->offset, &d) + "\n";
+            return true;
         },
         [id, weak](std::uint64_t total) {
             // The batch's events before the loss line that may follow them.

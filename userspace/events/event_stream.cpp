@@ -32,10 +32,13 @@ int EventStream::on_sample(void* ctx, void* data, std::size_t size) {
     if (size < sizeof(lg_event)) return 0;
     lg_event e;
     std::memcpy(&e, data, sizeof e);
-    self->on_event_(e);
+    bool work = self->on_event_(e);
     // A consumer with other work (the watcher) takes a bounded batch: a
-    // test retrying a refused act in a loop must not keep it here.
-    if (self->batch_ && ++self->taken_ >= self->batch_) return kBatchFull;
+    // test retrying a refused act in a loop must not keep it here. A
+    // repeat costs a lookup: up to kRepeatsPerEvent of them count as one.
+    if (self->batch_ && (++self->seen_ >= self->batch_ * kRepeatsPerEvent ||
+                         (work && ++self->taken_ >= self->batch_)))
+        return kBatchFull;
     return 0;
 }
 
@@ -52,6 +55,7 @@ void EventStream::poll_once(int timeout_ms) {
     if (lock)
         while (::flock(lock.get(), LOCK_EX) != 0 && errno == EINTR) {}
     taken_ = 0;
+    seen_ = 0;
     int n = ring_buffer__consume(rb_);
     if (n < 0 && n != -EINTR && n != kBatchFull) throw_errno("cannot read the event ring buffer", -n);
     on_lost_(read_counters(counters_fd_)[LG_COUNTER_EVENTS_LOST]);

@@ -14,7 +14,9 @@ namespace liveguard {
 
 class EventStream {
 public:
-    using Handler = std::function<void(const lg_event&)>;
+    // Returns whether the event took work (was journalled): only those
+    // count toward a batch, so a flood of repeats is drained at once.
+    using Handler = std::function<bool(const lg_event&)>;
     // Called after every read with the kernel's count of events lost since
     // the load, while this reader still has its turn.
     using LostHandler = std::function<void(std::uint64_t total_lost)>;
@@ -40,7 +42,9 @@ private:
     Handler on_event_;
     LostHandler on_lost_;
     std::size_t batch_ = 0;
-    std::size_t taken_ = 0;
+    std::size_t taken_ = 0;  // journalled this poll
+    std::size_t seen_ = 0;   // journalled or repeats this poll
+    static constexpr std::size_t kRepeatsPerEvent = 64;
     // What on_sample returns to end a batch; libbpf has consumed the event.
     static constexpr int kBatchFull = -ECANCELED;
 };
