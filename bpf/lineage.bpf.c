@@ -16,12 +16,10 @@ static __always_inline void inherit_protection(struct task_struct *parent, struc
 
 	if (!pm || !(pm->flags & LG_PROTECT_INHERIT))
 		return;
-	struct lg_protected *cm =
-		bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!cm) {
-		count(LG_COUNTER_INHERIT_FAILED);
+	struct lg_protected *cm = make_protection_mark(task);
+
+	if (!cm)
 		return;
-	}
 	if (!cm->since_boot_ns) {
 		cm->since_boot_ns = bpf_ktime_get_boot_ns();
 		cm->source = pm->source;

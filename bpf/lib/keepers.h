@@ -43,13 +43,10 @@ static __always_inline bool protecting_source(struct task_struct *t, __u32 *sour
 static __always_inline void protect_keeper(struct task_struct *t, __u32 source)
 {
 	struct task_struct *parent = t->real_parent->group_leader;
-	struct lg_protected *pm =
-		bpf_task_storage_get(&lg_protected, parent, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct lg_protected *pm = make_protection_mark(parent);
 
-	if (!pm) {
-		count(LG_COUNTER_INHERIT_FAILED);
+	if (!pm)
 		return;
-	}
 	if (!pm->since_boot_ns) {
 		pm->since_boot_ns = bpf_ktime_get_boot_ns();
 		pm->source = source;

@@ -149,6 +149,18 @@ static __always_inline void mark_member(struct task_struct *leader, __u64 sessio
 	m->since_boot_ns = bpf_ktime_get_boot_ns();
 }
 
+/* A protection mark for `task`, new or already there; a failure is
+ * counted. */
+static __always_inline struct lg_protected *make_protection_mark(struct task_struct *task)
+{
+	struct lg_protected *m =
+		bpf_task_storage_get(&lg_protected, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!m)
+		count(LG_COUNTER_INHERIT_FAILED);
+	return m;
+}
+
 /* An exec by a thread that is not its process's leader makes that thread
  * the leader (de_thread) and the old leader, with its marks, goes. The
  * exec'ing thread takes copies first, before that point: membership and
@@ -168,12 +180,10 @@ static __always_inline void carry_marks_through_exec(void)
 
 	if (!pm)
 		return;
-	struct lg_protected *cm =
-		bpf_task_storage_get(&lg_protected, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!cm) {
-		count(LG_COUNTER_INHERIT_FAILED);
+	struct lg_protected *cm = make_protection_mark(t);
+
+	if (!cm)
 		return;
-	}
 	cm->since_boot_ns = pm->since_boot_ns;
 	cm->source = pm->source;
 	cm->flags = pm->flags;

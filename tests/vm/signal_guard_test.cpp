@@ -122,33 +122,44 @@ TEST_F(Guard, NestedCgroupInsideASessionIsEnforced) {
     EXPECT_TRUE(t.untouched());
 }
 
+namespace {
+
+// A process joins `cgroup` (in or below the untagged session `s`), then
+// `s` is tagged, then the process sends SIGTERM to `target`: its errno.
+int kill_after_tag(Session& s, const std::string& cgroup, pid_t target) {
+    int joined[2], go[2];
+    if (::pipe(joined) != 0 || ::pipe(go) != 0) return -1;
+    pid_t m = ::fork();
+    if (m == 0) {
+        std::ofstream(cgroup + "/cgroup.procs") << "0";
+        char c = 1;
+        (void)!::write(joined[1], &c, 1);
+        (void)!::read(go[0], &c, 1);
+        ::_exit(sys_kill(target, SIGTERM));
+    }
+    char c = 0;
+    int result = -1;
+    if (::read(joined[0], &c, 1) == 1) {
+        auto r = lg({"tag", s.dir()});
+        EXPECT_EQ(r.status, 0) << r.err;
+        (void)!::write(go[1], &c, 1);
+        int st = 0;
+        ::waitpid(m, &st, 0);
+        if (WIFEXITED(st)) result = WEXITSTATUS(st);
+    }
+    lg({"untag", s.dir()});
+    for (int fd : {joined[0], joined[1], go[0], go[1]}) ::close(fd);
+    return result;
+}
+
+}  // namespace
+
 TEST_F(Guard, TaggingAnExistingCgroupEnforcesOnItsProcesses) {
     Target t;
     protect(t.pid());
     Session s(false);  // created untagged; a process joins before the tag
-    int joined[2], go[2];
-    ASSERT_EQ(::pipe(joined), 0);
-    ASSERT_EQ(::pipe(go), 0);
-    pid_t m = ::fork();
-    if (m == 0) {
-        std::ofstream(s.dir() + "/cgroup.procs") << "0";
-        char c = 1;
-        (void)!::write(joined[1], &c, 1);
-        (void)!::read(go[0], &c, 1);
-        ::_exit(sys_kill(t.pid(), SIGTERM));
-    }
-    char c;
-    ASSERT_EQ(::read(joined[0], &c, 1), 1);
-    auto r = lg({"tag", s.dir()});
-    ASSERT_EQ(r.status, 0) << r.err;
-    ASSERT_EQ(::write(go[1], &c, 1), 1);
-    int st = 0;
-    ::waitpid(m, &st, 0);
-    EXPECT_TRUE(WIFEXITED(st));
-    EXPECT_EQ(WEXITSTATUS(st), EPERM);
+    EXPECT_EQ(kill_after_tag(s, s.dir(), t.pid()), EPERM);
     EXPECT_TRUE(t.untouched());
-    lg({"untag", s.dir()});
-    for (int fd : {joined[0], joined[1], go[0], go[1]}) ::close(fd);
 }
 
 TEST_F(Guard, TaggingReachesProcessesInTheCgroupsBelow) {
@@ -157,29 +168,8 @@ TEST_F(Guard, TaggingReachesProcessesInTheCgroupsBelow) {
     Session s(false);
     std::string below = s.make_child("worker") + "/deeper";
     ASSERT_EQ(::mkdir(below.c_str(), 0755), 0);
-    int joined[2], go[2];
-    ASSERT_EQ(::pipe(joined), 0);
-    ASSERT_EQ(::pipe(go), 0);
-    pid_t m = ::fork();
-    if (m == 0) {
-        std::ofstream(below + "/cgroup.procs") << "0";
-        char c = 1;
-        (void)!::write(joined[1], &c, 1);
-        (void)!::read(go[0], &c, 1);
-        ::_exit(sys_kill(t.pid(), SIGTERM));
-    }
-    char c;
-    ASSERT_EQ(::read(joined[0], &c, 1), 1);
-    auto r = lg({"tag", s.dir()});
-    ASSERT_EQ(r.status, 0) << r.err;
-    ASSERT_EQ(::write(go[1], &c, 1), 1);
-    int st = 0;
-    ::waitpid(m, &st, 0);
-    EXPECT_TRUE(WIFEXITED(st));
-    EXPECT_EQ(WEXITSTATUS(st), EPERM);
+    EXPECT_EQ(kill_after_tag(s, below, t.pid()), EPERM);
     EXPECT_TRUE(t.untouched());
-    lg({"untag", s.dir()});
-    for (int fd : {joined[0], joined[1], go[0], go[1]}) ::close(fd);
 }
 
 // clone3(CLONE_INTO_CGROUP) by a process outside every session: the child
@@ -289,6 +279,19 @@ TEST_F(Guard, RunPutsTheCommandInAnEnforcedSession) {
     auto r = lg({"run", "--", "sh", "-c", "kill -TERM " + std::to_string(t.pid())});
     EXPECT_NE(r.status, 0) << r.out << r.err;
     EXPECT_NE(r.err.find("ermitted"), std::string::npos) << r.err;  // "Operation not permitted"
+    EXPECT_TRUE(t.untouched());
+}
+
+// A test stuck retrying: fifty identical refusals within a second are one
+// event and a count, and `run`'s summary counts all fifty.
+TEST_F(Guard, RunsSummaryCountsRepeatedRefusals) {
+    Target t;
+    protect(t.pid());
+    std::string loop = "i=0; while [ $i -lt 50 ]; do kill -TERM " + std::to_string(t.pid()) +
+                       " 2>/dev/null; i=$((i+1)); done; true";
+    auto r = lg({"run", "--", "sh", "-c", loop});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find(": 50 acts refused (task_kill 50)"), std::string::npos) << r.err;
     EXPECT_TRUE(t.untouched());
 }
 

@@ -121,7 +121,8 @@ ParseResult parse_cli(int argc, const char* const* argv) {
     EventsOptions events;
     {
         auto* sc = app.add_subcommand("events", "Print refusals from the ring buffer as they "
-                                                "happen, until interrupted");
+                                                "happen, until interrupted; identical refusals "
+                                                "within a second are one event and a count");
         sc->add_flag("--json", events.json, "JSON lines");
         sc->add_flag("--no-follow", events.no_follow, "Print the events already buffered, then exit");
         sc->add_option("--session", events.session, "Only events of this session: its --name or cgroup id");
