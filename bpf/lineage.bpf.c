@@ -134,8 +134,10 @@ int BPF_PROG(lg_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	     bool threadgroup)
 {
 	/* Only the unified hierarchy's: a v1 hierarchy numbers its cgroups
-	 * apart, and one may share a tagged cgroup's number. */
-	if (dst->root->hierarchy_id == 0 && sessions_exist()) {
+	 * apart, and one may share a tagged or guarded cgroup's number. */
+	if (dst->root->hierarchy_id != 0)
+		return 0;
+	if (sessions_exist()) {
 		__u64 session = session_of_cgroup(dst);
 
 		if (session)

@@ -76,8 +76,9 @@ int run_command(const EventsOptions& o) {
     };
     struct sigaction sa {};
     sa.sa_handler = request_stop;
-    ::sigaction(SIGINT, &sa, nullptr);
-    ::sigaction(SIGTERM, &sa, nullptr);
+    // Also a closed terminal and a reader that went away (`events | head`):
+    // the counts of repeats still open are journalled before exiting.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &sa, nullptr);
     if (o.no_follow) {
         collector.poll(0);
         collector.flush();

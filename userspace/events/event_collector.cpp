@@ -54,12 +54,17 @@ struct EventCollector::State {
             lines += format_repeats_json(r.first, r.count, r.last_boot_ns, offset) + "\n";
         write_lines();
     }
+    // A failed append keeps the lines for the next attempt, up to a bound:
+    // a journal that stays unwritable must not take the consumer's memory.
     void write_lines() {
         if (lines.empty()) return;
-        lines.pop_back();
-        std::string out = std::move(lines);
-        lines.clear();
+        if (lines.size() > (16u << 20)) {
+            lines.clear();
+            return;
+        }
+        std::string out = lines.substr(0, lines.size() - 1);
         journal_append(out);
+        lines.clear();
     }
 };
 
@@ -98,7 +103,14 @@ EventCollector::~EventCollector() {
 int EventCollector::fd() const { return stream_->fd(); }
 
 void EventCollector::poll(int timeout_ms) {
-    stream_->poll_once(timeout_ms);
+    // Seconds that are over are closed whatever the read did, so that a
+    // loop waking for them is not woken again at once.
+    try {
+        stream_->poll_once(timeout_ms);
+    } catch (...) {
+        state_->journal_repeats(false);
+        throw;
+    }
     state_->write_lines();
     state_->journal_repeats(false);
 }

@@ -195,11 +195,14 @@ void guard_defaults(struct liveguard_bpf* skel) {
     ExecWords words(bpf_map__fd(skel->maps.lg_exec_words));
     for (const auto& v : mutating_systemctl_verbs()) words.add(v, LG_WORD_MUTATING_VERB);
     for (const auto& v : global_systemctl_verbs()) words.add(v, LG_WORD_GLOBAL_VERB);
-    // Reused maps (a load after an interrupted one) may hold members the
-    // programs that ran then failed to mark, which they counted: until
-    // the guard is unloaded, membership is also asked of the cgroup and
-    // the parent.
-    if (read_counters(bpf_map__fd(skel->maps.lg_counters))[LG_COUNTER_MEMBER_MARK_FAILED] != 0)
+    // Reused maps (a load after an interrupted one) may hold sessions
+    // whose members were not marked: those the programs that ran then
+    // failed to mark, and those forked while no program was attached.
+    // Until the guard is unloaded, membership is also asked of the cgroup
+    // and the parent.
+    __u64 key = 0;
+    if (bpf_map_get_next_key(bpf_map__fd(skel->maps.lg_sessions), nullptr, &key) == 0 ||
+        read_counters(bpf_map__fd(skel->maps.lg_counters))[LG_COUNTER_MEMBER_MARK_FAILED] != 0)
         skel->bss->lg_unmarked_members = 1;
 }
 

@@ -249,10 +249,11 @@ int run_session(const RunOptions& opts) {
         EventCollector(maps).poll(0);
         std::vector<std::string> lines = journal.read_new();
         s = summarise_session(lines, session.id());
-        // Another consumer (the watcher) journals how often a refusal
-        // repeated once its second is over: wait for that second.
+        // Another consumer (the watcher, an `events`) journals how often a
+        // refusal repeated once its second is over, at its next wake-up
+        // (every 200 ms at the latest): wait for that second and that.
         if (s.total > 0) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
             for (auto& l : journal.read_new()) lines.push_back(std::move(l));
             s = summarise_session(lines, session.id());
         }
