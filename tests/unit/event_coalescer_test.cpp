@@ -106,3 +106,16 @@ TEST(EventCoalescer, RepeatsReadBackAndCountInTheSessionSummary) {
     EXPECT_EQ(s.per_hook["task_kill"], 97000u);
     EXPECT_EQ(summarise_session({event, line}, 1).total, 0u);
 }
+
+TEST(EventCoalescer, RepeatsKeepTheSessionNameForFilteringAfterTheSessionEnded) {
+    lg_event first = refusal(5 * kSecond);
+    std::string line = format_repeats_json(first, 7, 5 * kSecond + 1000, 0, "flood-1");
+    JournalFilter by_name{std::nullopt, std::string("flood-1"), {}};
+    auto shown = render_journal_line(line, by_name, true, false);
+    ASSERT_TRUE(shown.has_value()) << line;
+    JournalFilter other{std::nullopt, std::string("another"), {}};
+    EXPECT_FALSE(render_journal_line(line, other, true, false).has_value());
+    auto text = render_journal_line(line, by_name, false, false);
+    ASSERT_TRUE(text.has_value());
+    EXPECT_NE(text->find("session flood-1"), std::string::npos) << *text;
+}

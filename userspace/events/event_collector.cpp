@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "base/clock.h"
@@ -47,11 +48,16 @@ struct EventCollector::State {
     std::int64_t offset = 0;
     DetailsCache cache;
     EventCoalescer coalescer;
+    // The names of the sessions events were journalled with, for their
+    // repeats: a session's info is gone once it ends.
+    std::map<std::uint64_t, std::string> session_names;
     std::string lines;  // journalled once per poll: one write for a batch
 
     void journal_repeats(bool all) {
         for (const Repeats& r : coalescer.close(boottime_now_ns(), all))
-            lines += format_repeats_json(r.first, r.count, r.last_boot_ns, offset) + "\n";
+            lines += format_repeats_json(r.first, r.count, r.last_boot_ns, offset,
+                                         session_names[r.first.session_cgroup_id]) + "\n";
+        if (session_names.size() > 4096) session_names.clear();
         write_lines();
     }
     // A failed append keeps the lines for the next attempt, up to a bound:
@@ -78,6 +84,7 @@ EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch) : stat
             auto st = weak.lock();
             if (!st || st->coalescer.absorb(e)) return false;
             EventDetails d = gather_details(e, &st->cache);
+            if (!d.session_name.empty()) st->session_names[e.session_cgroup_id] = d.session_name;
             st->lines += format_event_json(e, st->offset, &d) + "\n";
             return true;
         },

@@ -231,8 +231,9 @@ std::string format_event_json(const lg_event& e, std::int64_t offset, const Even
 }
 
 std::string format_repeats_json(const lg_event& first, std::uint64_t count, std::uint64_t last_boot_ns,
-                                std::int64_t offset) {
+                                std::int64_t offset, const std::string& session_name) {
     JournalRepeats r;
+    r.session_name = session_name;
     r.of = journal_event(first, offset, nullptr);
     r.count = count;
     lg_event last = first;
@@ -250,7 +251,7 @@ std::string format_journal_text(const JournalRecord& record, bool colour) {
         const JournalEvent& e = r->of;
         return e.time + " " + e.hook + ": " + e.comm + "[" + std::to_string(e.pid) + "] " + e.act +
                " again " + std::to_string(r->count) + (r->count == 1 ? " time" : " times") + " until " +
-               r->until + " (" + session_label(e.session_cgroup_id, "") + "; each " + e.verdict + ")";
+               r->until + " (" + session_label(e.session_cgroup_id, r->session_name) + "; each " + e.verdict + ")";
     }
     const auto& e = std::get<JournalEvent>(record.body);
     const EventDetails d = e.details.value_or(EventDetails{});
@@ -292,7 +293,9 @@ std::optional<std::string> render_journal_line(std::string_view line, const Jour
     }
     if (const auto* r = std::get_if<JournalRepeats>(&record->body)) {
         if (filter.since && r->until < *filter.since) return std::nullopt;
-        if (filter.session && !names_session(r->of, filter)) return std::nullopt;
+        if (filter.session && !names_session(r->of, filter) &&
+            (r->session_name.empty() || r->session_name != *filter.session))
+            return std::nullopt;
     }
     if (const auto* end = std::get_if<JournalSessionEnd>(&record->body)) {
         if (filter.since && end->time < *filter.since) return std::nullopt;

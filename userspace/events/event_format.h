@@ -34,7 +34,7 @@ std::string format_event_json(const lg_event& e, std::int64_t boot_to_realtime_n
 // The journal line saying `count` refusals identical to `first` followed
 // it, the last at `last_boot_ns` (events/event_coalescer.h).
 std::string format_repeats_json(const lg_event& first, std::uint64_t count, std::uint64_t last_boot_ns,
-                                std::int64_t boot_to_realtime_ns);
+                                std::int64_t boot_to_realtime_ns, const std::string& session_name = "");
 
 // A journal record for people: the event, then what is known of the
 // culprit, indented. A session end in one line: "<time> session

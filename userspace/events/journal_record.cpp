@@ -201,7 +201,10 @@ JournalEvent read_event_members(Members& m) {
 std::string write_journal_record(const JournalRecord& record) {
     if (const auto* rep = std::get_if<JournalRepeats>(&record.body)) {
         json::ObjectWriter w;
-        w.str("type", kRepeatsType).unum("count", rep->count).str("until", rep->until);
+        w.str("type", kRepeatsType)
+            .unum("count", rep->count)
+            .str("until", rep->until)
+            .raw("session_name", quoted_or_null(rep->session_name));
         write_event_members(w, rep->of);
         return w.done();
     }
@@ -250,6 +253,7 @@ std::optional<JournalRecord> journal_record_from_object(const std::map<std::stri
             JournalRepeats r;
             r.count = m.number<std::uint64_t>("count");
             r.until = m.text("until");
+            r.session_name = m.text_or_null("session_name");
             r.of = read_event_members(m);
             if (!m.ok() || r.of.time.empty()) return std::nullopt;
             return JournalRecord{std::move(r)};

@@ -47,6 +47,7 @@ struct JournalRepeats {
     JournalEvent of;    // without details: the event line has them
     std::uint64_t count = 0;
     std::string until;  // the time of the last, as `time`
+    std::string session_name;  // the event's, when it had one
 };
 
 // A process left running by a session that ended.
@@ -82,7 +83,8 @@ struct JournalRecord {
 // session_cgroup_id, name, root_pid, command, refusals, audited, per_hook
 // (an object: hook name to count), culprits (strings), reaped and
 // left_running (arrays of {"pid","command"}). Repeats: "type":"repeats",
-// count, until, then the event's members without its details.
+// count, until, session_name (null when none), then the event's members
+// without its details.
 std::string write_journal_record(const JournalRecord& record);
 
 // A line write_journal_record wrote. Members a line lacks (lines written
