@@ -120,11 +120,23 @@ $(BUILD)/floor.skel.h: $(BUILD)/floor.bpf.o
 $(BUILD)/bench_syscall_cost: tests/bench/syscall_cost.cpp $(BUILD)/floor.skel.h $(USERSPACE_OBJS) $(HEADERS)
 	$(CXX) $(CXXFLAGS) tests/bench/syscall_cost.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
 
+# The consumer benchmark's producer, run natively through BPF_PROG_TEST_RUN.
+$(BUILD)/emitter.bpf.o: tests/bench/emitter.bpf.c include/liveguard/abi.h | $(BUILD)/.deps-ok
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/emitter.skel.h: $(BUILD)/emitter.bpf.o
+	$(BPFTOOL) gen object $(BUILD)/emitter.linked.o $<
+	$(BPFTOOL) gen skeleton $(BUILD)/emitter.linked.o name emitter_bpf > $@
+
+$(BUILD)/bench_event_consumer: tests/bench/event_consumer.cpp $(BUILD)/emitter.skel.h $(USERSPACE_OBJS) $(HEADERS)
+	$(CXX) $(CXXFLAGS) tests/bench/event_consumer.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS) -lutil
+
 # Static and freestanding: the execve rows measure the exec path alone.
 $(BUILD)/bench_exec_chain: tests/bench/exec_chain.c
 	$(CLANG) -O2 -static -nostdlib -fno-stack-protector -fno-builtin -o $@ $<
 
-BENCH_BINS := $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap $(BUILD)/bench_syscall_cost $(BUILD)/bench_exec_chain
+BENCH_BINS := $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap $(BUILD)/bench_syscall_cost $(BUILD)/bench_exec_chain \
+              $(BUILD)/bench_event_consumer
 
 # Benchmarks run in the VM, every cost measured side by side in one run:
 # once counted in instructions (QEMU -icount), once timed.

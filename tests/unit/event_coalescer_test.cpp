@@ -119,3 +119,37 @@ TEST(EventCoalescer, RepeatsKeepTheSessionNameForFilteringAfterTheSessionEnded) 
     ASSERT_TRUE(text.has_value());
     EXPECT_NE(text->find("session flood-1"), std::string::npos) << *text;
 }
+
+TEST(EventCoalescer, AFloodOfDifferentRefusalsKeepsABoundedNumberOfSecondsOpenAndLosesNoCount) {
+    EventCoalescer c;
+    EXPECT_FALSE(c.absorb(refusal(100, 10, 1)));
+    EXPECT_TRUE(c.absorb(refusal(200, 10, 1)));
+    // Every one of these differs: the first second is closed early, with
+    // its count, to keep the open ones within the bound.
+    for (std::uint32_t t = 2; t < EventCoalescer::kMaxOpen + 10; ++t) EXPECT_FALSE(c.absorb(refusal(300 + t, 10, t)));
+    auto early = c.close(400);
+    ASSERT_EQ(early.size(), 1u);
+    EXPECT_EQ(early[0].first.target_pid, 1u);
+    EXPECT_EQ(early[0].count, 1u);
+    EXPECT_EQ(c.coalesced(), 1u);
+    // The next event of that key starts a new second and is journalled.
+    EXPECT_FALSE(c.absorb(refusal(500, 10, 1)));
+    EXPECT_TRUE(c.close(0, true).empty());
+    EXPECT_EQ(c.next_close_ms(600), -1);
+}
+
+TEST(EventCoalescer, ClosingLooksOnlyAtSecondsThatAreDue) {
+    EventCoalescer c;
+    EXPECT_FALSE(c.absorb(refusal(100, 10, 1)));
+    EXPECT_TRUE(c.absorb(refusal(150, 10, 1)));
+    EXPECT_FALSE(c.absorb(refusal(kSecond / 2, 10, 2)));
+    EXPECT_TRUE(c.absorb(refusal(kSecond / 2 + 1, 10, 2)));
+    EXPECT_EQ(c.next_close_ms(kSecond / 2), 501);  // rounded up
+    auto first = c.close(100 + kSecond);
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].first.target_pid, 1u);
+    EXPECT_EQ(c.next_close_ms(100 + kSecond), 500);
+    auto second = c.close(kSecond / 2 + kSecond);
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_EQ(second[0].first.target_pid, 2u);
+}

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "base/error.h"
@@ -61,4 +62,49 @@ TEST(InstallPaths, PluginDirFromTheEnvironmentOrBesideTheBinary) {
         }
     }
     if (old) ::setenv("LIVEGUARD_PLUGIN_DIR", saved.c_str(), 1);
+}
+
+TEST(TestLog, NextStampSaysHowLongTheAnswerHolds) {
+    std::string log = "100\ta (setup)\n200\ta (call)\n300\tb (setup)\n";
+    std::uint64_t next = UINT64_MAX;
+    EXPECT_EQ(test_at_since(log, 250, 0, &next), "a (call)");
+    EXPECT_EQ(next, 300u);
+    next = UINT64_MAX;
+    EXPECT_EQ(test_at_since(log, 50, 0, &next), "");
+    EXPECT_EQ(next, 100u);
+    next = UINT64_MAX;
+    EXPECT_EQ(test_at_since(log, 400, 0, &next), "b (setup)");
+    EXPECT_EQ(next, UINT64_MAX);
+}
+
+TEST(DetailsCache, ACulpritsReadingServesItsLaterEventsUntilItNoLongerHolds) {
+    DetailsCache cache;
+    DetailsCache::Culprit k;
+    k.from_ns = 1000;
+    k.until_ns = 2000;
+    k.comm = "pytest";
+    k.session = 7;
+    k.pids = {42, 41};
+    k.exe = "/usr/bin/python3";
+    k.test = "t::a (call)";
+    cache.remember(k);
+    lg_event e{};
+    e.pid = 42;
+    e.session_cgroup_id = 7;
+    std::strcpy(e.comm, "pytest");
+    const std::vector<std::uint32_t> pids{42, 41};
+    e.boot_ns = 1500;
+    ASSERT_NE(cache.culprit(e, pids), nullptr);
+    EXPECT_EQ(cache.culprit(e, pids)->test, "t::a (call)");
+    e.boot_ns = 999;  // before what was read for: another test may have run
+    EXPECT_EQ(cache.culprit(e, pids), nullptr);
+    e.boot_ns = 2000;  // after the reading, or after the log's next line
+    EXPECT_EQ(cache.culprit(e, pids), nullptr);
+    e.boot_ns = 1500;
+    EXPECT_EQ(cache.culprit(e, {42, 40}), nullptr);  // other parents
+    std::strcpy(e.comm, "sh");                         // exec'd since
+    EXPECT_EQ(cache.culprit(e, pids), nullptr);
+    std::strcpy(e.comm, "pytest");
+    e.session_cgroup_id = 8;
+    EXPECT_EQ(cache.culprit(e, pids), nullptr);
 }

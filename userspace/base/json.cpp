@@ -6,7 +6,18 @@ namespace liveguard::json {
 
 std::string quote(std::string_view s) {
     std::string out = "\"";
+    out.reserve(s.size() + 2);
     for (std::size_t i = 0; i < s.size(); ++i) {
+        // Plain printable ASCII, the usual case, is copied a run at a time.
+        std::size_t run = i;
+        while (run < s.size() && static_cast<unsigned char>(s[run]) >= 0x20 &&
+               static_cast<unsigned char>(s[run]) < 0x7f && s[run] != '"' && s[run] != '\\')
+            ++run;
+        if (run > i) {
+            out.append(s.substr(i, run - i));
+            i = run - 1;
+            continue;
+        }
         unsigned char c = static_cast<unsigned char>(s[i]);
         switch (c) {
             case '"': out += "\\\""; continue;
@@ -79,12 +90,14 @@ std::optional<std::string> read_string(Cursor& c) {
     if (!c.eat('"')) return std::nullopt;
     std::string out;
     while (c.i < c.s.size()) {
+        // Up to the next quote or escape, a run at a time.
+        std::size_t end = c.i;
+        while (end < c.s.size() && c.s[end] != '"' && c.s[end] != '\\') ++end;
+        if (end == c.s.size()) return std::nullopt;
+        out.append(c.s.substr(c.i, end - c.i));
+        c.i = end;
         char ch = c.s[c.i++];
         if (ch == '"') return out;
-        if (ch != '\\') {
-            out.push_back(ch);
-            continue;
-        }
         if (c.i >= c.s.size()) return std::nullopt;
         char e = c.s[c.i++];
         switch (e) {
@@ -157,6 +170,14 @@ std::optional<std::string> read_plain_value(Cursor& c) {
 }
 
 }  // namespace
+
+bool is_object(std::string_view text) {
+    Cursor c{text};
+    c.ws();
+    if (c.i >= c.s.size() || c.s[c.i] != '{' || !skip_value(c)) return false;
+    c.ws();
+    return c.i == text.size();
+}
 
 std::optional<std::map<std::string, std::string>> parse_object(std::string_view text) {
     Cursor c{text};

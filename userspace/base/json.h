@@ -18,6 +18,9 @@ std::string quote(std::string_view s);
 // its raw JSON text. Nothing when the text is not one object, or when a
 // value nests more than 64 arrays and objects deep.
 std::optional<std::map<std::string, std::string>> parse_object(std::string_view text);
+// Whether the text is one well-formed JSON object (nesting as above),
+// checked without building it.
+bool is_object(std::string_view text);
 
 // The elements of one JSON array, handed out as parse_object hands out
 // members: strings decoded, every other value as its raw JSON text.

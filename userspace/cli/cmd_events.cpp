@@ -68,12 +68,8 @@ int run_command(const EventsOptions& o) {
             if (names.size() > 4096) names.clear();
             return names[id] = info->name;
         };
-    auto show = [&] {
-        for (const auto& line : reader.read_new())
-            if (auto out = render_journal_line(line, filter, o.json, colour))
-                std::fputs((*out + "\n").c_str(), stdout);
-        std::fflush(stdout);
-    };
+    buffer_by_batch(stdout);
+    auto show = [&] { print_new_journal_lines(reader, filter, o.json, colour, stdout); };
     struct sigaction sa {};
     sa.sa_handler = request_stop;
     // Also a closed terminal and a reader that went away (`events | head`):

@@ -68,18 +68,21 @@ struct EventCollector::State {
             lines.clear();
             return;
         }
-        std::string out = lines.substr(0, lines.size() - 1);
-        journal_append(out);
+        journal_append(std::string_view(lines).substr(0, lines.size() - 1));
         lines.clear();
     }
 };
 
-EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch) : state_(std::make_shared<State>()) {
+EventCollector::EventCollector(const PinnedMaps& maps, std::size_t batch)
+    : EventCollector(maps.events.get(), maps.counters.get(), batch) {}
+
+EventCollector::EventCollector(int events_fd, int counters_fd, std::size_t batch)
+    : state_(std::make_shared<State>()) {
     state_->offset = boot_to_realtime_offset_ns();
-    std::uint32_t id = map_id(maps.counters.get());
+    std::uint32_t id = map_id(counters_fd);
     std::weak_ptr<State> weak = state_;
     stream_ = std::make_unique<EventStream>(
-        maps.events.get(), maps.counters.get(),
+        events_fd, counters_fd,
         [weak](const lg_event& e) {
             auto st = weak.lock();
             if (!st || st->coalescer.absorb(e)) return false;

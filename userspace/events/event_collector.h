@@ -18,6 +18,9 @@ class EventCollector {
 public:
     // `batch`: at most this many events per poll (0: all that wait).
     explicit EventCollector(const PinnedMaps& maps, std::size_t batch = 0);
+    // The same over any ring buffer and counters map of the guard's layout
+    // (fds the caller keeps open).
+    EventCollector(int events_fd, int counters_fd, std::size_t batch = 0);
     ~EventCollector();
     EventCollector(const EventCollector&) = delete;
     EventCollector& operator=(const EventCollector&) = delete;

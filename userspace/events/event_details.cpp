@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/cgroup.h"
+#include "base/clock.h"
 #include "base/paths.h"
 #include "base/proc.h"
 #include "watcher/watcher_state.h"
@@ -18,24 +19,24 @@
 namespace liveguard {
 namespace {
 
-std::string describe_source(std::uint32_t source) {
+std::string describe_source(std::uint32_t source, DetailsCache& cache) {
     if (source == LG_SOURCE_UNKNOWN) return "";
     if (source == LG_SOURCE_LIVEGUARD) return "liveguard itself (its watcher or a root run)";
     if (source == 0) return "liveguard-bpf protect (command line)";
-    if (auto d = watcher_target_description(source); d && !d->empty()) return *d;
+    if (auto d = cache.target_description(source); d && !d->empty()) return *d;
     return "policy [[protect]] #" + std::to_string(source);
 }
 
 // The test running at `boot_ns` according to the log the plugin keeps by
 // pid when no `run` named a directory (an automatic session): only what
 // the process that has the pid now wrote, and nothing once it is gone.
-std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns) {
+std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns, std::uint64_t* next) {
     auto st = read_proc_stat(static_cast<pid_t>(pid));
     if (!st) return "";
     std::uint64_t start = ticks_to_ns(st->start_ticks, ::sysconf(_SC_CLK_TCK));
     if (start > boot_ns) return "";  // the pid is another process's by now
     auto log = read_untrusted_file(std::string(paths::kTestLogByPidDir) + "/" + std::to_string(pid), 4 << 20);
-    return log ? test_at_since(*log, boot_ns, start) : "";
+    return log ? test_at_since(*log, boot_ns, start, next) : "";
 }
 
 }  // namespace
@@ -62,7 +63,8 @@ std::string pytest_test_from_environ(std::string_view environ) {
 
 std::string test_at(std::string_view log, std::uint64_t boot_ns) { return test_at_since(log, boot_ns, 0); }
 
-std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before) {
+std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before,
+                          std::uint64_t* next) {
     std::string found;
     std::size_t pos = 0;
     while (pos < log.size()) {
@@ -73,7 +75,10 @@ std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint
         std::size_t tab = line.find('\t');
         if (tab == std::string_view::npos) continue;
         std::uint64_t t = std::strtoull(std::string(line.substr(0, tab)).c_str(), nullptr, 10);
-        if (t > boot_ns) break;
+        if (t > boot_ns) {
+            if (next && t < *next) *next = t;
+            break;
+        }
         if (t < not_before) continue;
         found = std::string(line.substr(tab + 1));
     }
@@ -106,6 +111,21 @@ std::string DetailsCache::session_path(std::uint64_t id) {
     return paths_[id] = *p;
 }
 
+std::optional<std::string> DetailsCache::target_description(std::uint32_t source) {
+    // The watcher's state is a file of every target's pids: read once a
+    // second at most, not once per event.
+    std::uint64_t now = boottime_now_ns();
+    if (!targets_read_ || now - targets_read_ns_ >= 1000000000ull) {
+        targets_read_ = true;
+        targets_read_ns_ = now;
+        targets_.clear();
+        if (auto state = read_watcher_state())
+            for (const auto& t : state->targets) targets_[t.source] = t.description;
+    }
+    if (auto it = targets_.find(source); it != targets_.end()) return it->second;
+    return std::nullopt;
+}
+
 std::optional<SessionInfo> DetailsCache::session_info(std::uint64_t id) {
     if (auto it = infos_.find(id); it != infos_.end()) return it->second;
     auto info = read_session_info(id);
@@ -117,15 +137,6 @@ std::optional<SessionInfo> DetailsCache::session_info(std::uint64_t id) {
 EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
     EventDetails d;
     d.argv = split_args(std::string_view(e.args, std::min<std::size_t>(e.args_len, LG_ARGS_LEN)));
-    char buf[PATH_MAX];
-    std::string proc = "/proc/" + std::to_string(e.pid);
-    ssize_t n = ::readlink((proc + "/exe").c_str(), buf, sizeof buf - 1);
-    // The record's comm must still match: the PID may already be reused.
-    auto st = read_proc_stat(static_cast<pid_t>(e.pid));
-    bool same = st && st->comm == std::string(e.comm, strnlen(e.comm, LG_COMM_LEN));
-    if (n > 0 && same) d.exe.assign(buf, static_cast<std::size_t>(n));
-    else d.culprit_gone = true;
-
     DetailsCache fresh;
     DetailsCache& c = cache ? *cache : fresh;
     auto info = c.session_info(e.session_cgroup_id);
@@ -145,27 +156,74 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
         d.parents.push_back(std::move(a));
         if (info && info->root_pid && e.chain[i].pid == static_cast<std::uint32_t>(info->root_pid)) break;
     }
-    d.protected_by = describe_source(e.target_source);
+    d.protected_by = describe_source(e.target_source, c);
+    // The processes the test is looked up through.
+    std::vector<std::uint32_t> pids{e.pid};
+    for (const auto& a : d.parents) pids.push_back(a.pid);
+
+    if (const DetailsCache::Culprit* known = c.culprit(e, pids)) {
+        d.exe = known->exe;
+        d.culprit_gone = known->gone;
+        d.test = known->test;
+        return d;
+    }
+    // Taken before anything is read: what is read describes the events
+    // before this time.
+    std::uint64_t until = boottime_now_ns();
+    char buf[PATH_MAX];
+    std::string proc = "/proc/" + std::to_string(e.pid);
+    ssize_t n = ::readlink((proc + "/exe").c_str(), buf, sizeof buf - 1);
+    // The record's comm must still match: the PID may already be reused.
+    auto st = read_proc_stat(static_cast<pid_t>(e.pid));
+    bool same = st && st->comm == std::string(e.comm, strnlen(e.comm, LG_COMM_LEN));
+    if (n > 0 && same) d.exe.assign(buf, static_cast<std::size_t>(n));
+    else d.culprit_gone = true;
 
     // The test: the pytest plugin's log of the culprit or an ancestor, at
     // the event's time (the session's log, else the log by pid); else
     // PYTEST_CURRENT_TEST in an inherited environment.
-    std::vector<std::uint32_t> pids{e.pid};
-    for (const auto& a : d.parents) pids.push_back(a.pid);
     std::string dir = std::string(paths::kTestLogDir) + "/" + std::to_string(e.session_cgroup_id) + "/";
     for (auto pid : pids) {
         if (auto log = read_untrusted_file(dir + std::to_string(pid), 4 << 20)) {
-            d.test = test_at(*log, e.boot_ns);
+            d.test = test_at_since(*log, e.boot_ns, 0, &until);
             if (!d.test.empty()) break;
         }
-        d.test = test_by_pid(pid, e.boot_ns);
+        d.test = test_by_pid(pid, e.boot_ns, &until);
         if (!d.test.empty()) break;
         if (auto env = read_small_file("/proc/" + std::to_string(pid) + "/environ", 1 << 20)) {
             d.test = pytest_test_from_environ(*env);
             if (!d.test.empty()) break;
         }
     }
+    if (cache) {
+        DetailsCache::Culprit k;
+        k.from_ns = e.boot_ns;
+        k.until_ns = until;
+        k.comm.assign(e.comm, strnlen(e.comm, LG_COMM_LEN));
+        k.session = e.session_cgroup_id;
+        k.pids = std::move(pids);
+        k.exe = d.exe;
+        k.gone = d.culprit_gone;
+        k.test = d.test;
+        cache->remember(std::move(k));
+    }
     return d;
+}
+
+const DetailsCache::Culprit* DetailsCache::culprit(const lg_event& e, const std::vector<std::uint32_t>& pids) const {
+    auto it = culprits_.find(e.pid);
+    if (it == culprits_.end()) return nullptr;
+    const Culprit& k = it->second;
+    if (e.boot_ns < k.from_ns || e.boot_ns >= k.until_ns || k.session != e.session_cgroup_id || k.pids != pids)
+        return nullptr;
+    if (k.comm != std::string_view(e.comm, strnlen(e.comm, LG_COMM_LEN))) return nullptr;
+    return &k;
+}
+
+void DetailsCache::remember(Culprit c) {
+    if (culprits_.size() > 4096) culprits_.clear();
+    std::uint32_t pid = c.pids.front();
+    culprits_[pid] = std::move(c);
 }
 
 }  // namespace liveguard

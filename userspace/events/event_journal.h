@@ -5,7 +5,9 @@
 // once see every event, and none is lost between them.
 #include <sys/types.h>
 
+#include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/fd.h"
@@ -14,7 +16,7 @@ namespace liveguard {
 
 // Appends one line (a single write, so concurrent appenders never
 // interleave). Past 32 MiB the journal is rotated to events.jsonl.1.
-void journal_append(const std::string& line);
+void journal_append(std::string_view line);
 
 class JournalReader {
 public:
@@ -32,5 +34,16 @@ private:
     off_t offset_ = 0;
     std::string partial_;
 };
+
+struct JournalFilter;
+
+// What `events` prints as the journal grows: the lines appended since the
+// last call that pass `filter`, as JSON or text, then flushed. Returns
+// how many lines were printed. `out` is best fully buffered
+// (buffer_by_batch), terminals too: a batch is then one write, not one a
+// line, and is still shown whole when it ends.
+void buffer_by_batch(std::FILE* out);
+std::size_t print_new_journal_lines(JournalReader& reader, const JournalFilter& filter, bool json, bool colour,
+                                    std::FILE* out);
 
 }  // namespace liveguard

@@ -156,14 +156,6 @@ std::optional<WatcherState> read_watcher_state() {
     return text ? parse_watcher_state(*text) : std::nullopt;
 }
 
-std::optional<std::string> watcher_target_description(std::uint32_t source) {
-    auto state = read_watcher_state();
-    if (!state) return std::nullopt;
-    for (const auto& t : state->targets)
-        if (t.source == source) return t.description;
-    return std::nullopt;
-}
-
 std::array<std::string, 4> watcher_target_row(const WatcherTarget& t) {
     std::vector<std::string> pids(t.pids.size());
     for (std::size_t i = 0; i < pids.size(); ++i) pids[i] = std::to_string(t.pids[i]);

@@ -6,7 +6,7 @@
 // the watcher is addressed through its socket, service/daemon.h), and the
 // JSON state that `status` and the events' "protected by"
 // read. watcher.targets holds the same targets as a table for people, not
-// for parsing: watcher_target_description() answers what it was read for.
+// for parsing: the events read the targets' descriptions from the JSON.
 #include <sys/types.h>
 
 #include <array>
@@ -55,9 +55,6 @@ std::optional<pid_t> read_running_watcher_pid();
 std::optional<WatcherState> read_watcher_state();
 // The state as JSON text, as `status --json` embeds it.
 std::optional<std::string> read_watcher_state_json();
-// The description of [[protect]] #source, when the watcher knows it.
-std::optional<std::string> watcher_target_description(std::uint32_t source);
-
 // The state read_watcher_state() gives for that JSON text, for a reader
 // that also needs the text itself.
 std::optional<WatcherState> parse_watcher_state(std::string_view json);
