@@ -203,3 +203,10 @@ TEST(EventFormat, UnfilteredJsonPassesWellFormedLinesAsTheyAre) {
     EXPECT_EQ(render_journal_line(line, {}, true, false).value_or(""), line);
     EXPECT_FALSE(render_journal_line(line.substr(0, 30), {}, true, false));
 }
+
+TEST(EventFormat, UnfilteredJsonPassesOnlyWhatBeginsAsARecord) {
+    EXPECT_TRUE(render_journal_line(R"({"type":"repeats","count":2})", {}, true, false));
+    EXPECT_TRUE(render_journal_line(R"({"lost":"ring buffer full","count":1,"total":1})", {}, true, false));
+    EXPECT_FALSE(render_journal_line(R"({"type":"from a later version","time":"x"})", {}, true, false));
+    EXPECT_FALSE(render_journal_line(R"({"a":1})", {}, true, false));
+}

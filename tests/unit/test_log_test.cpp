@@ -108,3 +108,9 @@ TEST(DetailsCache, ACulpritsReadingServesItsLaterEventsUntilItNoLongerHolds) {
     e.session_cgroup_id = 8;
     EXPECT_EQ(cache.culprit(e, pids), nullptr);
 }
+
+TEST(TestLog, ALineStillBeingWrittenEndsWhatTheAnswerHoldsFor) {
+    std::uint64_t next = UINT64_MAX;
+    EXPECT_EQ(test_at_since("100\ta (call)\n20", 150, 0, &next), "a (call)");
+    EXPECT_EQ(next, 151u);
+}

@@ -34,7 +34,12 @@ std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns, std::uint64_t*
     auto st = read_proc_stat(static_cast<pid_t>(pid));
     if (!st) return "";
     std::uint64_t start = ticks_to_ns(st->start_ticks, ::sysconf(_SC_CLK_TCK));
-    if (start > boot_ns) return "";  // the pid is another process's by now
+    if (start > boot_ns) {
+        // The pid is another process's by now; from its start on, its log
+        // may answer.
+        if (next && start < *next) *next = start;
+        return "";
+    }
     auto log = read_untrusted_file(std::string(paths::kTestLogByPidDir) + "/" + std::to_string(pid), 4 << 20);
     return log ? test_at_since(*log, boot_ns, start, next) : "";
 }
@@ -69,7 +74,12 @@ std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint
     std::size_t pos = 0;
     while (pos < log.size()) {
         std::size_t nl = log.find('\n', pos);
-        if (nl == std::string_view::npos) break;  // a line still being written
+        if (nl == std::string_view::npos) {
+            // A line still being written: what it will say is not known,
+            // from the event's time on.
+            if (next && boot_ns + 1 < *next) *next = boot_ns + 1;
+            break;
+        }
         std::string_view line = log.substr(pos, nl - pos);
         pos = nl + 1;
         std::size_t tab = line.find('\t');
@@ -115,14 +125,19 @@ std::optional<std::string> DetailsCache::target_description(std::uint32_t source
     // The watcher's state is a file of every target's pids: read once a
     // second at most, not once per event.
     std::uint64_t now = boottime_now_ns();
-    if (!targets_read_ || now - targets_read_ns_ >= 1000000000ull) {
+    auto it = targets_.find(source);
+    // Again after a second, or after 100 ms for a target not known yet
+    // (added since, or a read that failed).
+    std::uint64_t age = now - targets_read_ns_;
+    if (!targets_read_ || age >= 1000000000ull || (it == targets_.end() && age >= 100000000ull)) {
         targets_read_ = true;
         targets_read_ns_ = now;
         targets_.clear();
         if (auto state = read_watcher_state())
             for (const auto& t : state->targets) targets_[t.source] = t.description;
+        it = targets_.find(source);
     }
-    if (auto it = targets_.find(source); it != targets_.end()) return it->second;
+    if (it != targets_.end()) return it->second;
     return std::nullopt;
 }
 
@@ -168,8 +183,11 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
         return d;
     }
     // Taken before anything is read: what is read describes the events
-    // before this time.
-    std::uint64_t until = boottime_now_ns();
+    // before this time, less a margin for the pytest plugin, which takes a
+    // line's time before it writes the line.
+    constexpr std::uint64_t kLogWriteMarginNs = 1'000'000;
+    std::uint64_t now = boottime_now_ns();
+    std::uint64_t until = now > kLogWriteMarginNs ? now - kLogWriteMarginNs : 0;
     char buf[PATH_MAX];
     std::string proc = "/proc/" + std::to_string(e.pid);
     ssize_t n = ::readlink((proc + "/exe").c_str(), buf, sizeof buf - 1);
@@ -221,7 +239,14 @@ const DetailsCache::Culprit* DetailsCache::culprit(const lg_event& e, const std:
 }
 
 void DetailsCache::remember(Culprit c) {
-    if (culprits_.size() > 4096) culprits_.clear();
+    if (c.until_ns <= c.from_ns) return;  // describes no event but its own
+    // A test id is one line of a log a user writes: bound the bytes too.
+    std::size_t bytes = c.exe.size() + c.test.size();
+    if (culprits_.size() >= 4096 || culprit_bytes_ + bytes > (16u << 20)) {
+        culprits_.clear();
+        culprit_bytes_ = 0;
+    }
+    culprit_bytes_ += bytes;
     std::uint32_t pid = c.pids.front();
     culprits_[pid] = std::move(c);
 }

@@ -38,8 +38,9 @@ struct EventDetails {
 //
 // And what it read about a culprit (its executable, its test), for the
 // culprit's later events that the reading still describes exactly: events
-// before the reading (the process was alive then, with that name) and
-// before the next line of any test log consulted. A consumer that falls
+// over a millisecond before the reading (the process was alive then, with
+// that name; a test's line is written within that of its time) and before
+// the next line of any test log consulted. A consumer that falls
 // behind a flood of different refusals then reads /proc and the logs once
 // per batch instead of once per event.
 class DetailsCache {
@@ -67,6 +68,7 @@ public:
 
 private:
     std::unordered_map<std::uint32_t, Culprit> culprits_;
+    std::size_t culprit_bytes_ = 0;
     bool mount_read_ = false;
     bool targets_read_ = false;
     std::uint64_t targets_read_ns_ = 0;

@@ -288,7 +288,7 @@ std::optional<std::string> render_journal_line(std::string_view line, const Jour
     // decoding to be passed on, and a machine reading a flood gets it
     // faster.
     if (json && !filter.since && !filter.session)
-        return json::is_object(line) ? std::optional(std::string(line)) : std::nullopt;
+        return is_journal_record_line(line) ? std::optional(std::string(line)) : std::nullopt;
     auto record = parse_journal_record(line);
     if (!record) return std::nullopt;
     // Losses are shown whatever the filter: they may have hidden its events.

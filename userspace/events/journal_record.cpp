@@ -275,6 +275,19 @@ std::optional<JournalRecord> journal_record_from_object(const std::map<std::stri
 
 }  // namespace
 
+bool is_journal_record_line(std::string_view line) {
+    // The first member each writer above puts first.
+    static const std::string kStarts[] = {
+        "{\"time\":",
+        "{\"lost\":",
+        std::string("{\"type\":\"") + kRepeatsType + "\",",
+        std::string("{\"type\":\"") + kSessionEndType + "\",",
+    };
+    for (const auto& start : kStarts)
+        if (line.substr(0, start.size()) == start) return json::is_object(line);
+    return false;
+}
+
 std::optional<JournalRecord> parse_journal_record(std::string_view line) {
     auto obj = json::parse_object(line);
     if (!obj) return std::nullopt;

@@ -94,5 +94,9 @@ std::string write_journal_record(const JournalRecord& record);
 // number, flag, list or object in it does not read as one. Strings read as
 // json::parse_object decodes them.
 std::optional<JournalRecord> parse_journal_record(std::string_view line);
+// Whether a line is well-formed JSON that begins as one of this version's
+// records does: what unfiltered `events --json` passes on without
+// decoding it.
+bool is_journal_record_line(std::string_view line);
 
 }  // namespace liveguard
