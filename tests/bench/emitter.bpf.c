@@ -23,9 +23,13 @@ struct {
 	__type(value, __u64);
 } lg_counters SEC(".maps");
 
-/* Filled in by the benchmark: a refusal as the guard reports one. */
+/* Filled in by the benchmark: a refusal as the guard reports one, and the
+ * processes it is from, in turn (none: the template's). */
+#define BENCH_MAX_CULPRITS 64
 struct lg_event template_event = {};
 __u32 next_target = 0;
+__u32 culprits[BENCH_MAX_CULPRITS] = {};
+__u32 culprit_count = 0;
 
 SEC("socket")
 int emit(struct __sk_buff *skb)
@@ -43,7 +47,15 @@ int emit(struct __sk_buff *skb)
 	__builtin_memcpy(e, &template_event, sizeof(*e));
 	e->boot_ns = bpf_ktime_get_boot_ns();
 	/* Test runs of one program do not overlap: a plain increment. */
-	e->target_pid = next_target++;
+	__u32 n = next_target++;
+
+	e->target_pid = n;
+	if (culprit_count) {
+		__u32 i = n % culprit_count;
+
+		if (i < BENCH_MAX_CULPRITS)
+			e->pid = e->tid = culprits[i];
+	}
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
