@@ -13,7 +13,7 @@ using namespace liveguard;
 namespace {
 
 void check_test_at(std::string_view log, std::uint64_t boot_ns) {
-    std::string t = test_at(log, boot_ns);
+    std::string t = test_at_since(log, boot_ns);
     // A test id is the rest of one complete line.
     if (t.find('\n') != std::string::npos) __builtin_trap();
     if (!t.empty() && log.find(t) == std::string_view::npos) __builtin_trap();

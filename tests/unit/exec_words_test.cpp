@@ -76,9 +76,9 @@ TEST(EventDetails, PytestIdFromEnvironmentAndPluginLog) {
     EXPECT_EQ(pytest_test_from_environ(env), "t.py::test_a (call)");
     EXPECT_EQ(pytest_test_from_environ(std::string("A=1\0", 4)), "");
     std::string log = "100\tt.py::a (setup)\n200\tt.py::a (call)\n300\tt.py::b (setup)\n400\tt.py::b (ca";
-    EXPECT_EQ(test_at(log, 250), "t.py::a (call)");
-    EXPECT_EQ(test_at(log, 50), "");
-    EXPECT_EQ(test_at(log, 999), "t.py::b (setup)");  // the torn last line is not read
+    EXPECT_EQ(test_at_since(log, 250), "t.py::a (call)");
+    EXPECT_EQ(test_at_since(log, 50), "");
+    EXPECT_EQ(test_at_since(log, 999), "t.py::b (setup)");  // the torn last line is not read
 }
 
 TEST(Json, ParseObjectReadsWhatTheWriterWrites) {

@@ -25,7 +25,7 @@ TEST(TestLogByPid, LinesFromBeforeTheProcessStartedAreAnotherProcesses) {
     EXPECT_EQ(test_at_since("200\tt.py::a (setup)\n", 200, 200), "t.py::a (setup)");
     // Without a start, as the session's own log is read.
     EXPECT_EQ(test_at_since(log, 160, 0), "old.py::b (call)");
-    EXPECT_EQ(test_at(log, 160), "old.py::b (call)");
+    EXPECT_EQ(test_at_since(log, 160), "old.py::b (call)");
     // Nothing after the process started yet: nothing, not the old test.
     EXPECT_EQ(test_at_since("100\told.py::a (call)\n", 1000, 200), "");
 }

@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <memory>
 
 #include "base/clock.h"
@@ -48,16 +47,15 @@ struct EventCollector::State {
     std::int64_t offset = 0;
     DetailsCache cache;
     EventCoalescer coalescer;
-    // The names of the sessions events were journalled with, for their
-    // repeats: a session's info is gone once it ends.
-    std::map<std::uint64_t, std::string> session_names;
     std::string lines;  // journalled once per poll: one write for a batch
 
     void journal_repeats(bool all) {
-        for (const Repeats& r : coalescer.close(boottime_now_ns(), all))
-            lines += format_repeats_json(r.first, r.count, r.last_boot_ns, offset,
-                                         session_names[r.first.session_cgroup_id]) + "\n";
-        if (session_names.size() > 4096) session_names.clear();
+        // The session's name as its first event was gathered with: the
+        // cache keeps the info after the session ends and its file goes.
+        for (const Repeats& r : coalescer.close(boottime_now_ns(), all)) {
+            auto info = cache.session_info(r.first.session_cgroup_id);
+            lines += format_repeats_json(r.first, r.count, r.last_boot_ns, offset, info ? info->name : "") + "\n";
+        }
         write_lines();
     }
     // A failed append keeps the lines for the next attempt, up to a bound:
@@ -87,7 +85,6 @@ EventCollector::EventCollector(int events_fd, int counters_fd, std::size_t batch
             auto st = weak.lock();
             if (!st || st->coalescer.absorb(e)) return false;
             EventDetails d = gather_details(e, &st->cache);
-            if (!d.session_name.empty()) st->session_names[e.session_cgroup_id] = d.session_name;
             st->lines += format_event_json(e, st->offset, &d) + "\n";
             return true;
         },

@@ -66,8 +66,6 @@ std::string pytest_test_from_environ(std::string_view environ) {
     return "";
 }
 
-std::string test_at(std::string_view log, std::uint64_t boot_ns) { return test_at_since(log, boot_ns, 0); }
-
 std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before,
                           std::uint64_t* next) {
     std::string found;

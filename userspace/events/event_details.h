@@ -85,14 +85,13 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache = nullptr);
 std::vector<std::string> split_args(std::string_view bytes);
 // PYTEST_CURRENT_TEST from a NUL-separated environment block.
 std::string pytest_test_from_environ(std::string_view environ);
-// The test running at `boot_ns` according to a plugin log.
-std::string test_at(std::string_view log, std::uint64_t boot_ns);
-// The same, from lines stamped at `not_before` or later: a log by pid
+// The test running at `boot_ns` according to a plugin log, from lines
+// stamped at `not_before` or later: a log by pid
 // (/run/liveguard/tests/pid/<pid>) may still hold what a dead process with
 // the same pid wrote before this one started.
 // `next`, when given, is lowered to the first stamp after `boot_ns`: until
 // then the answer stays the same.
-std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before,
+std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before = 0,
                           std::uint64_t* next = nullptr);
 // Clock ticks (/proc/<pid>/stat's start time) in nanoseconds.
 std::uint64_t ticks_to_ns(std::uint64_t ticks, long ticks_per_second);
