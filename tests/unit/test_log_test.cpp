@@ -30,6 +30,16 @@ TEST(TestLogByPid, LinesFromBeforeTheProcessStartedAreAnotherProcesses) {
     EXPECT_EQ(test_at_since("100\told.py::a (call)\n", 1000, 200), "");
 }
 
+TEST(TestLogByPid, AStampTooLargeForNanosecondsIsLaterThanAnyEvent) {
+    std::string log = "100\tt.py::a (call)\n99999999999999999999999\tt.py::b (call)\n";
+    EXPECT_EQ(test_at_since(log, 500), "t.py::a (call)");
+    std::uint64_t next = UINT64_MAX - 1;
+    test_at_since(log, 500, 0, &next);
+    EXPECT_EQ(next, UINT64_MAX - 1) << "no stamp below the bound";
+    // A line whose stamp is no number reads as stamped at boot.
+    EXPECT_EQ(test_at_since("x1\tt.py::c (call)\n", 500), "t.py::c (call)");
+}
+
 TEST(TestLogByPid, StartTicksInBootNanoseconds) {
     EXPECT_EQ(ticks_to_ns(0, 100), 0u);
     EXPECT_EQ(ticks_to_ns(12345, 100), 123450000000ull);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -68,7 +69,7 @@ std::string pytest_test_from_environ(std::string_view environ) {
 
 std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint64_t not_before,
                           std::uint64_t* next) {
-    std::string found;
+    std::string_view found;
     std::size_t pos = 0;
     while (pos < log.size()) {
         std::size_t nl = log.find('\n', pos);
@@ -82,15 +83,18 @@ std::string test_at_since(std::string_view log, std::uint64_t boot_ns, std::uint
         pos = nl + 1;
         std::size_t tab = line.find('\t');
         if (tab == std::string_view::npos) continue;
-        std::uint64_t t = std::strtoull(std::string(line.substr(0, tab)).c_str(), nullptr, 10);
+        // A log holds a line per test phase: parsed in place, since a
+        // consumer behind a flood reads one per culprit per batch.
+        std::uint64_t t = 0;
+        if (std::from_chars(line.data(), line.data() + tab, t).ec == std::errc::result_out_of_range) t = UINT64_MAX;
         if (t > boot_ns) {
             if (next && t < *next) *next = t;
             break;
         }
         if (t < not_before) continue;
-        found = std::string(line.substr(tab + 1));
+        found = line.substr(tab + 1);
     }
-    return found;
+    return std::string(found);
 }
 
 std::uint64_t ticks_to_ns(std::uint64_t ticks, long ticks_per_second) {
