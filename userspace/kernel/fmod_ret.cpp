@@ -37,28 +37,46 @@ const struct btf_type* func_proto(const struct btf* btf, const std::string& name
     return proto && btf_is_func_proto(proto) ? proto : nullptr;
 }
 
+// The running kernel's BTF, read once per process: parsing its megabytes
+// is most of what `status` and `load` spend under an emulator, and the
+// program selection asks it several questions.
+struct VmlinuxBtf {
+    std::unique_ptr<struct btf, BtfDeleter> btf;
+    int error = 0;
+};
+
+const VmlinuxBtf& vmlinux_btf() {
+    static const VmlinuxBtf cached = [] {
+        VmlinuxBtf v;
+        v.btf.reset(btf__load_vmlinux_btf());
+        if (!v.btf) v.error = errno;
+        return v;
+    }();
+    return cached;
+}
+
 }  // namespace
 
 std::optional<int> kernel_function_args(const std::string& name) {
-    std::unique_ptr<struct btf, BtfDeleter> btf(btf__load_vmlinux_btf());
+    const struct btf* btf = vmlinux_btf().btf.get();
     if (!btf) return std::nullopt;
-    const struct btf_type* proto = func_proto(btf.get(), name);
+    const struct btf_type* proto = func_proto(btf, name);
     if (!proto) return std::nullopt;
     return static_cast<int>(btf_vlen(proto));
 }
 
 std::set<std::string> kernel_functions_among(const std::vector<std::string>& names) {
     std::set<std::string> present;
-    std::unique_ptr<struct btf, BtfDeleter> btf(btf__load_vmlinux_btf());
+    const struct btf* btf = vmlinux_btf().btf.get();
     if (!btf) return present;
     for (const auto& n : names)
-        if (func_proto(btf.get(), n)) present.insert(n);
+        if (func_proto(btf, n)) present.insert(n);
     return present;
 }
 
 std::vector<FmodRetTarget> plan_fmod_ret(const struct bpf_object* obj) {
-    std::unique_ptr<struct btf, BtfDeleter> btf(btf__load_vmlinux_btf());
-    if (!btf) throw_errno("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux)", errno,
+    const struct btf* btf = vmlinux_btf().btf.get();
+    if (!btf) throw_errno("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux)", vmlinux_btf().error,
                           "fmod_ret needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
     std::vector<FmodRetTarget> plan;
     struct bpf_program* prog;
@@ -69,8 +87,8 @@ std::vector<FmodRetTarget> plan_fmod_ret(const struct bpf_object* obj) {
         t.program = bpf_program__name(prog);
         t.hook = std::string(section.substr(4));
         t.function = function_of(t.hook);
-        const struct btf_type* fn = func_proto(btf.get(), t.function);
-        const struct btf_type* hook = func_proto(btf.get(), "bpf_lsm_" + t.hook);
+        const struct btf_type* fn = func_proto(btf, t.function);
+        const struct btf_type* hook = func_proto(btf, "bpf_lsm_" + t.hook);
         if (!fn) {
             t.problem = t.function + " is not in this kernel's BTF (inlined, or not built)";
         } else if (hook && btf_vlen(fn) != btf_vlen(hook) && !reads_ret_by_mode(t.hook)) {
