@@ -37,9 +37,9 @@ const struct btf_type* func_proto(const struct btf* btf, const std::string& name
     return proto && btf_is_func_proto(proto) ? proto : nullptr;
 }
 
-// The running kernel's BTF, read once per process: parsing its megabytes
-// is most of what `status` and `load` spend under an emulator, and the
-// program selection asks it several questions.
+// The running kernel's BTF, read once per process: the program selection
+// asks it several questions (`status` up to eight), and each parse of its
+// megabytes takes a third of a second under an emulator.
 struct VmlinuxBtf {
     std::unique_ptr<struct btf, BtfDeleter> btf;
     int error = 0;
