@@ -6,7 +6,6 @@
 
 #include <charconv>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <sstream>
