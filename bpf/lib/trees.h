@@ -121,6 +121,33 @@ static long tree_step(__u32 i, struct tree_walk *w)
 	return 0;
 }
 
+/* The first walk, which names nothing: TREE_PROTECTED at the first
+ * protected inode on the way up, TREE_FREE at the root, TREE_WALKING when
+ * it ran out first. `d` comes typed from the hook, so each level is plain
+ * loads and one hash lookup; tree_step's callback holds only an address
+ * and reads every field with a probe-read helper call, which made a
+ * member's file change pay three helper calls per directory level. */
+static __noinline __u32 first_tree_walk(struct dentry *d, __u32 dev)
+{
+	for (int level = 0; level < LG_TREE_DEPTH; level++) {
+		struct inode *inode = d->d_inode;
+
+		if (inode) {
+			struct lg_inode_key key = {.dev = dev, .ino = inode->i_ino};
+			struct lg_guarded_inode *g = bpf_map_lookup_elem(&lg_guarded_inodes, &key);
+
+			if (g && (g->kind == LG_INODE_PROTECTED_TREE || g->kind == LG_INODE_PROTECTED_FILE))
+				return TREE_PROTECTED;
+		}
+		struct dentry *parent = d->d_parent;
+
+		if (!parent || parent == d)
+			return TREE_FREE;
+		d = parent;
+	}
+	return TREE_WALKING;
+}
+
 /* Whether `d` (a dentry, positive or not) is a protected file or lies in a
  * protected tree; `too_deep` when the walk ran out before the root. A
  * member's change almost always finds nothing, and the except names
@@ -133,7 +160,7 @@ static __always_inline bool in_protected_tree(struct dentry *d, __u64 *object, _
 		return false;
 	struct tree_walk w = {.d = (__u64)d, .dev = BPF_CORE_READ(d, d_sb, s_dev)};
 
-	bpf_loop(LG_TREE_DEPTH, tree_step, &w, 0);
+	w.state = first_tree_walk(d, w.dev);
 	if (w.state == TREE_PROTECTED) {
 		w = (struct tree_walk){.d = (__u64)d, .dev = w.dev, .names = 1};
 		bpf_loop(LG_TREE_DEPTH, tree_step, &w, 0);
