@@ -140,7 +140,8 @@ BENCH_BINS := $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap $(BUILD)/bench_s
 
 # Benchmarks run in the VM, every cost measured side by side in one run:
 # once counted in instructions (QEMU -icount), once timed.
-# BENCH_ARGS=--json for JSON; --rounds N, --scale F, --flood N, --rows KEY,...
+# BENCH_ARGS=--json for JSON; --rounds N, --scale F, --flood N, --rows KEY,...;
+# --profile adds what each BPF program costs per call (run-time statistics).
 bench: $(BENCH_BINS)
 	tests/bench/run $(BENCH_ARGS)
 

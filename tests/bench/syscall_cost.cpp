@@ -33,9 +33,18 @@
 // then instruction counts, which the host's load cannot reach and which
 // exclude the emulator's own work (translating the code an exec maps, say).
 //
+// With --profile, one more pass after the rounds measures each row under
+// the floor and under the guard with the kernel's BPF run-time statistics
+// on, and prints, per program that ran, its calls per operation and the
+// time of one call: under -icount, the instructions one call of that
+// program executes (its helpers included, the trampoline not). Statistics
+// cost instructions of their own, the same for a floor program and a
+// guard program, so only the rounds' table is the cost; the profile says
+// where the guard's part of it goes.
+//
 // usage: bench_syscall_cost LIVEGUARD_BPF EXEC_CHAIN [--rounds N] [--scale F]
 //                           [--flood N] [--no-flood] [--rows KEY,...]
-//                           [--instructions] [--json]
+//                           [--instructions] [--profile] [--json]
 // Runs as root on a kernel that runs BPF LSM programs (in the VM).
 #include <fcntl.h>
 #include <signal.h>
@@ -48,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -55,6 +66,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <set>
@@ -502,6 +514,53 @@ void guard_off() {
     if (Guard::is_loaded()) throw std::runtime_error("the guard is still loaded after unload");
 }
 
+// Run counts and run time of every BPF program on the machine, by id.
+struct ProgramStats {
+    std::string name;
+    unsigned long long calls = 0, ns = 0;
+};
+
+std::map<unsigned, ProgramStats> program_stats() {
+    std::map<unsigned, ProgramStats> out;
+    unsigned id = 0;
+    while (::bpf_prog_get_next_id(id, &id) == 0) {
+        int fd = ::bpf_prog_get_fd_by_id(id);
+        if (fd < 0) continue;  // unloaded meanwhile
+        bpf_prog_info info{};
+        unsigned len = sizeof info;
+        if (::bpf_obj_get_info_by_fd(fd, &info, &len) == 0) out[id] = {info.name, info.run_cnt, info.run_time_ns};
+        ::close(fd);
+    }
+    return out;
+}
+
+// The programs one batch of `row` ran, each with its calls per operation
+// and the time (instructions, under -icount) of one call.
+struct ProfileLine {
+    std::string name;
+    double calls_per_op = 0, per_call = 0;
+};
+
+std::vector<ProfileLine> profile_batch(const Setup& s, const Row& row) {
+    auto before = program_stats();
+    batch(s, row.member, row.ops, row.op);
+    auto after = program_stats();
+    std::vector<ProfileLine> lines;
+    for (const auto& [id, a] : after) {
+        auto b = before.find(id);
+        if (b == before.end() || a.calls <= b->second.calls) continue;
+        double calls = static_cast<double>(a.calls - b->second.calls);
+        // Programs that ran less than once in ten operations: others' work
+        // meanwhile (the statistics reads themselves pass the bpf() hook).
+        if (calls < 0.1 * row.ops) continue;
+        // The warming operation of the batch ran too.
+        lines.push_back({a.name, calls / (row.ops + 1), static_cast<double>(a.ns - b->second.ns) / calls});
+    }
+    std::sort(lines.begin(), lines.end(),
+              [](const ProfileLine& x, const ProfileLine& y) { return x.calls_per_op * x.per_call > y.calls_per_op * y.per_call; });
+    return lines;
+}
+
 struct Flood {
     // delivered: event lines; coalesced: refusals counted in the repeats
     // of one (an identical refusal within its second).
@@ -625,7 +684,7 @@ int main(int argc, char** argv) {
     if (argc < 3) {
         std::fprintf(stderr,
                      "usage: %s LIVEGUARD_BPF EXEC_CHAIN [--rounds N] [--scale F] [--flood N] "
-                     "[--no-flood] [--rows KEY,...] [--instructions] [--json]\n",
+                     "[--no-flood] [--rows KEY,...] [--instructions] [--profile] [--json]\n",
                      argv[0]);
         return 2;
     }
@@ -638,12 +697,14 @@ int main(int argc, char** argv) {
     bool json = false;
     bool instructions = false;
     bool flood_on = true;
+    bool profile = false;
     std::string only;
     for (int i = 3; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--json") json = true;
         else if (a == "--instructions") instructions = true;
         else if (a == "--no-flood") flood_on = false;
+        else if (a == "--profile") profile = true;
         else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (a == "--scale" && i + 1 < argc) scale = std::atof(argv[++i]);
         else if (a == "--flood" && i + 1 < argc) flood_attempts = std::atol(argv[++i]);
@@ -688,6 +749,21 @@ int main(int argc, char** argv) {
         }
         if (!json) std::fprintf(stderr, "\n");
 
+        // Per row, the floor's programs and the guard's, statistics on.
+        std::vector<std::vector<ProfileLine>> profiles[2];
+        if (profile) {
+            int stats = ::bpf_enable_stats(BPF_STATS_RUN_TIME);
+            if (stats < 0) throw std::runtime_error(std::string("cannot enable BPF run-time statistics: ") + std::strerror(errno));
+            for (Phase phase : {kFloor, kWith}) {
+                std::optional<FloorPrograms> floor;
+                if (phase == kWith) guard_on(s);
+                if (phase == kFloor) floor.emplace();
+                for (auto& row : rows) profiles[phase == kWith].push_back(profile_batch(s, row));
+                if (phase == kWith) guard_off();
+            }
+            ::close(stats);
+        }
+
         Flood f;
         if (flood_on) {
             guard_on(s);
@@ -715,6 +791,23 @@ int main(int argc, char** argv) {
                             median(r.floor_ratios));
             }
             std::printf("]");
+            if (profile) {
+                std::printf(",\"profile\":[");
+                for (std::size_t i = 0; i < rows.size(); ++i) {
+                    std::printf("%s{\"key\":\"%s\"", i ? "," : "", rows[i].key.c_str());
+                    for (int g = 0; g < 2; ++g) {
+                        std::printf(",\"%s\":[", g ? "guard" : "floor");
+                        const auto& lines = profiles[g][i];
+                        for (std::size_t j = 0; j < lines.size(); ++j)
+                            std::printf("%s{\"program\":\"%s\",\"calls_per_op\":%.3f,\"per_call\":%.1f}",
+                                        j ? "," : "", lines[j].name.c_str(), lines[j].calls_per_op,
+                                        lines[j].per_call);
+                        std::printf("]");
+                    }
+                    std::printf("}");
+                }
+                std::printf("]");
+            }
             if (flood_on)
                 std::printf(",\"events\":{\"attempts\":%ld,\"refused\":%ld,\"delivered\":%ld,"
                             "\"coalesced\":%ld,\"lost\":%ld,\"attempt_seconds\":%.3f,"
@@ -750,6 +843,19 @@ int main(int argc, char** argv) {
                         "every hook the guard uses (floor), and with the guard, in one of the six "
                         "orders in turn)\n",
                         rounds);
+            if (profile) {
+                std::printf("\nthe programs each operation ran (BPF run-time statistics on; %s per call "
+                            "of the program, its helpers included, the trampoline not):\n",
+                            instructions ? "instructions" : "ns");
+                for (std::size_t i = 0; i < rows.size(); ++i) {
+                    std::printf("%s\n", rows[i].label.c_str());
+                    for (int g = 0; g < 2; ++g)
+                        for (const auto& l : profiles[g][i])
+                            std::printf("  %-6s %-22s %8.2f calls/op %10.0f per call %10.0f per op\n",
+                                        g ? "guard" : "floor", l.name.c_str(), l.calls_per_op, l.per_call,
+                                        l.calls_per_op * l.per_call);
+                }
+            }
             if (flood_on) {
                 std::printf("\nring buffer, `liveguard-bpf events` consuming:\n");
                 std::printf("%ld refused attempts in %.2fs (%.0f/s); the consumer printed %ld events "
