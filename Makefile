@@ -29,6 +29,7 @@ GTEST_LIBS := -lgtest -lpthread
 # Debian packages the build, the tests and the VM need.
 DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev \
         qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout sudo psmisc iproute2 procps \
+        man-db groff-base \
         libclang-rt-14-dev
 
 # userspace/<concern>/*.cpp; cli/main.cpp holds main() and goes into the tool alone.
@@ -40,7 +41,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall
 all: $(BUILD)/liveguard-bpf
 
 # Installs missing Debian packages (as root; apt-get update first).
@@ -163,6 +164,62 @@ test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests
 
 demo: $(BUILD)/liveguard-bpf
 	vmtest/run tests/demo/run
+
+# `make install` (PREFIX, default /usr/local; DESTDIR for staging). The
+# binary finds its pytest plugin in ../lib/liveguard-bpf/python
+# (base/install_paths.h); the systemd unit and the s6 run script name the
+# installed binary. The policy itself, /etc/liveguard/liveguard.toml, is
+# the administrator's: its commented example goes to the doc directory.
+# `make uninstall` with the same PREFIX and DESTDIR removes exactly these
+# files, then the directories that held only them.
+PREFIX        ?= /usr/local
+SBINDIR       := $(PREFIX)/sbin
+PKGLIBDIR     := $(PREFIX)/lib/liveguard-bpf
+UNITDIR       ?= $(PREFIX)/lib/systemd/system
+DOCDIR        := $(PREFIX)/share/doc/liveguard-bpf
+MAN8DIR       := $(PREFIX)/share/man/man8
+COMPLETIONDIR := $(PREFIX)/share/bash-completion/completions
+S6DIR         := $(PREFIX)/share/liveguard-bpf/s6/liveguard-bpf
+PLUGIN_FILES  := $(patsubst dist/python/%,%,$(PLUGIN_SRCS))
+# Installed path, then mode: what uninstall removes.
+INSTALLED     := $(SBINDIR)/liveguard-bpf $(addprefix $(PKGLIBDIR)/python/,$(PLUGIN_FILES)) \
+                 $(UNITDIR)/liveguard-bpf.service $(S6DIR)/run $(S6DIR)/type \
+                 $(DOCDIR)/README.md $(DOCDIR)/liveguard.toml $(MAN8DIR)/liveguard-bpf.8 \
+                 $(COMPLETIONDIR)/liveguard-bpf
+# Deepest first, so that a parent is tried after its children.
+OWN_DIRS      := $(sort $(dir $(addprefix $(PKGLIBDIR)/python/,$(PLUGIN_FILES)))) $(PKGLIBDIR)/python $(PKGLIBDIR) \
+                 $(S6DIR) $(dir $(S6DIR)) $(PREFIX)/share/liveguard-bpf $(DOCDIR)
+SUBST         := sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
+
+install: $(BUILD)/liveguard-bpf
+	install -D -m 0755 $(BUILD)/liveguard-bpf $(DESTDIR)$(SBINDIR)/liveguard-bpf
+	@for f in $(PLUGIN_FILES); do install -D -m 0644 dist/python/$$f $(DESTDIR)$(PKGLIBDIR)/python/$$f || exit 1; done
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(S6DIR)
+	$(SUBST) dist/systemd/liveguard-bpf.service.in >$(DESTDIR)$(UNITDIR)/liveguard-bpf.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/liveguard-bpf.service
+	$(SUBST) dist/s6/liveguard-bpf/run.in >$(DESTDIR)$(S6DIR)/run
+	chmod 0755 $(DESTDIR)$(S6DIR)/run
+	install -m 0644 dist/s6/liveguard-bpf/type $(DESTDIR)$(S6DIR)/type
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 dist/liveguard.toml $(DESTDIR)$(DOCDIR)/liveguard.toml
+	install -D -m 0644 dist/man/liveguard-bpf.8 $(DESTDIR)$(MAN8DIR)/liveguard-bpf.8
+	install -D -m 0644 dist/bash-completion/liveguard-bpf $(DESTDIR)$(COMPLETIONDIR)/liveguard-bpf
+
+# With DESTDIR, the directories install created on the way down are
+# removed too when empty, up to DESTDIR itself (a staging tree ends empty);
+# without it, only liveguard-bpf's own directories.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@for d in $(OWN_DIRS); do rmdir $(DESTDIR)$$d 2>/dev/null || true; done
+	@if [ -n "$(DESTDIR)" ]; then \
+	  for f in $(INSTALLED); do \
+	    d=$$(dirname $$f); \
+	    while [ "$$d" != / ] && [ "$$d" != . ]; do \
+	      if [ -d $(DESTDIR)$$d ]; then rmdir $(DESTDIR)$$d 2>/dev/null || break; fi; \
+	      d=$$(dirname $$d); \
+	    done; \
+	  done; \
+	fi
 
 # Fuzzing: a libFuzzer target (tests/fuzz/) for every parser of outside
 # input, built with clang's sanitizers in $(BUILD)/fuzz, apart from the
