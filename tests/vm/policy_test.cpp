@@ -254,6 +254,10 @@ TEST_F(PolicyGuard, ManyS6RestartsLeaveNoWindowForARacingKiller) {
     load_policy("[[protect]]\ns6 = \"" + tree.scan() + "/gateway-*\"\n");
     for (int i = 0; i < kProfiles; ++i)
         ASSERT_TRUE(wait_until([&] { return listed_protected(*tree.pid(i)); })) << tree.slot(i);
+    // `status` names each service directory the glob matched.
+    for (int i = 0; i < kProfiles; ++i)
+        EXPECT_TRUE(wait_until([&] { return lg({"status"}).out.find("matched: " + tree.slot(i) + "\n") != std::string::npos; }))
+            << lg({"status"}).out;
 
     // The killer: a session member that keeps killing whatever s6's status
     // files or the PID files name, and counts every kill that got through.

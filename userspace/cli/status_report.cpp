@@ -63,6 +63,12 @@ void append_watcher_text(std::string& out, const StatusReport& r) {
     for (const auto& t : r.watcher_state->targets) {
         auto f = watcher_target_row(t);
         appendf(out, "  %-4s %-50s %-16s %s\n", f[0].c_str(), f[1].c_str(), f[2].c_str(), f[3].c_str());
+        // Each file or directory a glob matched (a unit's and a cgroup
+        // target's are its CGROUPS already).
+        if (t.kind == "systemd_unit" || t.kind == "cgroup") continue;
+        if (t.instances.size() == 1 && t.instances[0] == t.pattern) continue;
+        if (t.instances.empty()) appendf(out, "       matches nothing yet\n");
+        for (const auto& i : t.instances) appendf(out, "       matched: %s\n", i.c_str());
     }
 }
 

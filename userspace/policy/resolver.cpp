@@ -307,6 +307,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         case TargetKind::PidFile:
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& path : expand_glob(t.pattern)) {
+                r.instances.push_back(path);
                 watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
                       std::filesystem::path(path).filename().string());
                 auto o = read_pid_file(path);
@@ -326,6 +327,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         case TargetKind::S6:
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& dir : expand_glob(t.pattern)) {
+                r.instances.push_back(dir);
                 // The scan directory's own FIFO can stop every service in it.
                 std::string scandir = std::filesystem::path(dir).parent_path().string();
                 // s6-svscan started after the watcher makes it here.
@@ -352,6 +354,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             break;
         case TargetKind::SystemdUnit:
             walk_cgroups(cgroup_mount, 0, t.pattern, r);
+            for (const auto& c : r.cgroups) r.instances.push_back(c.second);
             // systemctl names units whether or not they run right now.
             if (!has_wildcard(t.pattern))
                 for (auto& w : unit_words(t.pattern)) r.exec_words.emplace_back(w, LG_WORD_PROTECTED_UNIT);
@@ -362,6 +365,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         case TargetKind::Path:
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& path : expand_glob(t.pattern)) {
+                r.instances.push_back(path);
                 // A new directory at the same path is a new inode: look again.
                 watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
                       std::filesystem::path(path).filename().string());
@@ -388,6 +392,7 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         case TargetKind::Cgroup:
             r.watch_dirs = glob_watch_dirs(t.pattern);
             for (const auto& dir : expand_glob(t.pattern)) {
+                r.instances.push_back(dir);
                 try {
                     require_cgroup2_dir(dir);
                     r.cgroups.emplace_back(cgroup_id_of(dir), dir);

@@ -40,6 +40,10 @@ bool watch_concerns(const WatchDirs& dirs, const std::string& dir, const std::st
 bool names_concern(const std::set<std::string>& patterns, const std::string& name);
 
 struct Resolution {
+    // What the pattern matched, each once: the PID files, s6 service
+    // directories, paths or cgroup directories of a glob (for a unit, its
+    // cgroups), so that `status` names each instance, not only the glob.
+    std::vector<std::string> instances;
     std::vector<ProcessToProtect> processes;
     std::vector<std::pair<std::uint64_t, std::string>> cgroups;  // id, path
     WatchDirs watch_dirs;

@@ -97,6 +97,7 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
     shown.pattern = t.pattern;
     shown.description = t.describe();
     shown.line = t.line;
+    shown.instances = r.instances;
     std::set<std::string> members_files;  // PID files that name a member
     for (const auto& p : r.processes) {
         // A test reading a service's output is no keeper of it: protected,

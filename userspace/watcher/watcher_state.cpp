@@ -43,7 +43,8 @@ std::string comma_list(const std::vector<std::string>& items) {
 }
 
 std::string target_json(const WatcherTarget& t) {
-    json::ArrayWriter pids, cgroups;
+    json::ArrayWriter instances, pids, cgroups;
+    for (const auto& i : t.instances) instances.str(i);
     for (pid_t p : t.pids) pids.num(p);
     for (const auto& c : t.cgroups) cgroups.str(c);
     return json::ObjectWriter()
@@ -51,6 +52,7 @@ std::string target_json(const WatcherTarget& t) {
         .str("kind", t.kind)
         .str("pattern", t.pattern)
         .num("line", t.line)
+        .raw("instances", instances.done())
         .raw("pids", pids.done())
         .raw("cgroups", cgroups.done())
         .str("description", t.description)
@@ -79,7 +81,10 @@ bool parse_target(const std::string& text, WatcherTarget& t) {
     t.kind = (*obj)["kind"];
     t.pattern = (*obj)["pattern"];
     t.description = (*obj)["description"];
+    // A state written before instances were recorded has none.
+    const std::string& instances = (*obj)["instances"];
     return parse_number((*obj)["source"], t.source) && parse_number((*obj)["line"], t.line) &&
+           (instances.empty() || parse_elements(instances, t.instances, copy_string)) &&
            parse_elements((*obj)["pids"], t.pids, parse_number<pid_t>) &&
            parse_elements((*obj)["cgroups"], t.cgroups, copy_string);
 }

@@ -25,6 +25,7 @@ struct WatcherTarget {
     std::string pattern;               // as written in the policy
     std::string description;           // e.g. pidfile "/home/u/.hermes/gateway.pid"
     int line = 0;                      // in the policy file
+    std::vector<std::string> instances;  // what its pattern matched (Resolution::instances)
     std::vector<pid_t> pids;           // processes protected for it
     std::vector<std::string> cgroups;  // cgroup paths protected for it
 };
