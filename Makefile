@@ -41,20 +41,25 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb
 all: $(BUILD)/liveguard-bpf
 
-# Installs missing Debian packages (as root; apt-get update first).
+# Installs the missing ones of the Debian packages $(1) (as root; apt-get
+# update first).
+define install_missing
+missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+if [ -n "$$missing" ]; then \
+  echo "installing:" $$missing; \
+  if [ "$$(id -u)" != 0 ]; then echo "need root to install: $$missing (sudo make deps)" >&2; exit 1; fi; \
+  export DEBIAN_FRONTEND=noninteractive; \
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+fi
+endef
+
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@mkdir -p $(BUILD)
-	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:" $$missing; \
-	  if [ "$$(id -u)" != 0 ]; then echo "need root to install: $$missing (sudo make deps)" >&2; exit 1; fi; \
-	  export DEBIAN_FRONTEND=noninteractive; \
-	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	fi
+	@$(call install_missing,$(DEPS))
 	@touch $@
 
 # One object per concern, linked into one object and one skeleton. The
@@ -99,7 +104,7 @@ $(BUILD)/obj/vm/%.o: tests/vm/%.cpp $(HEADERS)
 
 # Order-only: a changed plugin is copied again without relinking.
 $(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS) | $(BUILD)/python/.stamp
-	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS)
+	$(CXX) $(CXXFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(USERSPACE_OBJS)
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) -lgtest_main $(GTEST_LIBS)
@@ -204,6 +209,17 @@ install: $(BUILD)/liveguard-bpf
 	install -D -m 0644 dist/liveguard.toml $(DESTDIR)$(DOCDIR)/liveguard.toml
 	install -D -m 0644 dist/man/liveguard-bpf.8 $(DESTDIR)$(MAN8DIR)/liveguard-bpf.8
 	install -D -m 0644 dist/bash-completion/liveguard-bpf $(DESTDIR)$(COMPLETIONDIR)/liveguard-bpf
+
+# A Debian package (debian/), built in place with Debian's own tools,
+# reusing this tree's build; the .deb, .buildinfo and .changes land in
+# build/. Installs the packaging tools first (as root).
+DEB_DEPS := debhelper dpkg-dev fakeroot lintian
+deb: $(BUILD)/liveguard-bpf
+	@$(call install_missing,$(DEB_DEPS))
+	dpkg-buildpackage -b -us -uc --buildinfo-option=-u$(CURDIR)/$(BUILD) --changes-option=-u$(CURDIR)/$(BUILD) \
+	  --buildinfo-file=$(CURDIR)/$(BUILD)/liveguard-bpf.buildinfo --changes-file=$(CURDIR)/$(BUILD)/liveguard-bpf.changes
+	@debian/rules clean >/dev/null
+	@ls $(BUILD)/liveguard-bpf_*.deb
 
 # With DESTDIR, the directories install created on the way down are
 # removed too when empty, up to DESTDIR itself (a staging tree ends empty);
