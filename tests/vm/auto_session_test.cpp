@@ -252,8 +252,13 @@ TEST_F(AutoSession, WhatASessionLeavesRunningIsReapedAndLogged) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - exited);
     ASSERT_TRUE(gone) << "the detached sleep outlived its session";
     std::printf("the leftover was gone %lld ms after pytest exited\n", static_cast<long long>(ms.count()));
-    auto log = read_file("/run/liveguard/watcher.log").value_or("");
-    EXPECT_NE(log.find("reaped " + std::to_string(left) + " sleep 1000"), std::string::npos) << log;
+    // The watcher logs what it reaped once the kill is done: the test can
+    // see the process gone first.
+    std::string log;
+    EXPECT_TRUE(wait_until([&] {
+        log = read_file("/run/liveguard/watcher.log").value_or("");
+        return log.find("reaped " + std::to_string(left) + " sleep 1000") != std::string::npos;
+    })) << log;
 }
 
 TEST_F(AutoSession, WithReapOffWhatASessionLeavesKeepsRunning) {
