@@ -75,16 +75,16 @@ TEST(WatcherState, AGlobResolvesToEachMatchingPidFileAndServiceDirectory) {
         std::ofstream(tmp.path + "/" + name + ".pid") << "999999999\n";
     }
     fs::create_directories(tmp.path + "/service/other");
-    ProtectTarget s6;
-    s6.kind = TargetKind::S6;
-    s6.pattern = tmp.path + "/service/gateway-*";
-    s6.source = 1;
-    EXPECT_EQ(resolve(s6, "/sys/fs/cgroup").instances,
+    // What the glob `pattern` of a `kind` target matched.
+    auto matched = [](TargetKind kind, const std::string& pattern) {
+        ProtectTarget t;
+        t.kind = kind;
+        t.pattern = pattern;
+        t.source = 1;
+        return resolve(t, "/sys/fs/cgroup").instances;
+    };
+    EXPECT_EQ(matched(TargetKind::S6, tmp.path + "/service/gateway-*"),
               (std::vector<std::string>{tmp.path + "/service/gateway-default", tmp.path + "/service/gateway-work"}));
-    ProtectTarget pidfile;
-    pidfile.kind = TargetKind::PidFile;
-    pidfile.pattern = tmp.path + "/gateway-*.pid";
-    pidfile.source = 2;
-    EXPECT_EQ(resolve(pidfile, "/sys/fs/cgroup").instances,
+    EXPECT_EQ(matched(TargetKind::PidFile, tmp.path + "/gateway-*.pid"),
               (std::vector<std::string>{tmp.path + "/gateway-default.pid", tmp.path + "/gateway-work.pid"}));
 }
