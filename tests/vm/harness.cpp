@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "base/cgroup.h"
+#include "base/clock.h"
 #include "kernel/pinned_maps.h"
 #include "base/proc.h"
 #include "kernel/protected_cgroups.h"
@@ -86,7 +87,11 @@ CmdResult run_cmd(const std::vector<std::string>& argv) {
     return r;
 }
 
-std::string lg_binary() { return self_dir() + "/liveguard-bpf"; }
+std::string lg_binary() {
+    // The package's test runs the suite against the installed binary.
+    const char* bin = ::getenv("LIVEGUARD_BIN");
+    return bin && *bin ? std::string(bin) : self_dir() + "/liveguard-bpf";
+}
 
 CmdResult lg(const std::vector<std::string>& args) {
     std::vector<std::string> argv{lg_binary()};
@@ -301,14 +306,41 @@ int sys_pidfd_send_signal(pid_t pid, int sig) {
     return r;
 }
 
-std::vector<std::string> drain_events() {
-    auto r = lg({"events", "--json", "--no-follow"});
+namespace {
+
+std::vector<std::string> event_lines(const std::vector<std::string>& args) {
+    auto r = lg(args);
     EXPECT_EQ(r.status, 0) << r.err;
     std::vector<std::string> lines;
     std::istringstream in(r.out);
     std::string line;
     while (std::getline(in, line))
         if (!line.empty()) lines.push_back(line);
+    return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> drain_events() {
+    // When a policy watcher runs (an installed policy starts one), it takes
+    // the events off the ring buffer and journals them a poll later: what
+    // is new is what the journal gained since the previous drain, once it
+    // stops growing.
+    static std::string since;
+    std::string now = liveguard::format_utc(liveguard::realtime_now_ns());
+    if (lg({"status"}).out.find("policy watcher: running") == std::string::npos || since.empty()) {
+        since = now;
+        return event_lines({"events", "--json", "--no-follow"});
+    }
+    std::vector<std::string> lines = event_lines({"events", "--json", "--no-follow", "--since", since});
+    for (int i = 0; i < 20; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        auto again = event_lines({"events", "--json", "--no-follow", "--since", since});
+        bool settled = again.size() == lines.size();
+        lines = std::move(again);
+        if (settled) break;
+    }
+    since = now;
     return lines;
 }
 

@@ -19,9 +19,10 @@ struct CmdResult {
     std::string err;
 };
 
-// build/liveguard-bpf, next to the test binary.
+// The binary under test: $LIVEGUARD_BIN when set (an installed one),
+// else build/liveguard-bpf, next to the test binary.
 std::string lg_binary();
-// Runs build/liveguard-bpf with `args`.
+// Runs lg_binary() with `args`.
 CmdResult lg(const std::vector<std::string>& args);
 // Runs any command.
 CmdResult run_cmd(const std::vector<std::string>& argv);
