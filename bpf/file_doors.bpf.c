@@ -8,6 +8,7 @@
  * opened before the session, or passed in by someone else, is written
  * through without a new open. Everything else is ruled out by the
  * filesystem's magic and the file type. */
+#include "lib/hook.h"
 #include "lib/gate.h"
 #include "lib/inodes.h"
 #include "lib/trees.h"
@@ -159,8 +160,7 @@ static __always_inline int guarded_write(struct file *file, __u32 detail)
 	return leader ? candidate_writes(leader, file, detail) : 0;
 }
 
-SEC("lsm/file_open")
-int BPF_PROG(lg_file_open, struct file *file, int ret)
+LG_HOOK(file_open, lg_file_open, struct file *, file)
 {
 	if (ret || !(file->f_mode & FMODE_WRITE))
 		return ret;
@@ -170,16 +170,14 @@ int BPF_PROG(lg_file_open, struct file *file, int ret)
 /* A descriptor for writing passed in (SCM_RIGHTS, pidfd_getfd): writes
  * through it are checked, but a pipe written with splice, vmsplice or tee
  * skips that check, so the descriptor itself is refused. */
-SEC("lsm/file_receive")
-int BPF_PROG(lg_file_receive, struct file *file, int ret)
+LG_HOOK(file_receive, lg_file_receive, struct file *, file)
 {
 	if (ret || !(file->f_mode & FMODE_WRITE))
 		return ret;
 	return guarded_write(file, LG_DETAIL_OPEN_FD);
 }
 
-SEC("lsm/file_permission")
-int BPF_PROG(lg_file_permission, struct file *file, int mask, int ret)
+LG_HOOK(file_permission, lg_file_permission, struct file *, file, int, mask)
 {
 	if (ret || !(mask & MAY_WRITE))
 		return ret;
@@ -187,36 +185,18 @@ int BPF_PROG(lg_file_permission, struct file *file, int mask, int ret)
 }
 
 /* Mode, owner, times and size (truncate, ftruncate, O_TRUNC) all pass
- * notify_change(). The hook gained a leading idmap argument in 6.8; the
- * loader says which form this kernel has, and the verifier drops the
- * other branch. */
-SEC("lsm/inode_setattr")
-int lg_inode_setattr(unsigned long long *ctx)
+ * notify_change(). */
+LG_HOOK(inode_setattr, lg_inode_setattr, struct dentry *, dentry)
 {
-	struct dentry *d;
-	int ret;
-
-	if (lg_setattr_idmap) {
-		d = (struct dentry *)LG_CTX_WORD(ctx, 8);
-		ret = (int)LG_CTX_WORD(ctx, 24);
-	} else {
-		d = (struct dentry *)LG_CTX_WORD(ctx, 0);
-		ret = (int)LG_CTX_WORD(ctx, 16);
-	}
-	if (ret)
-		return ret;
-	return tree_change(member_session(), d, LG_PATH_SETATTR);
+	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_SETATTR);
 }
 
-SEC("lsm/inode_setxattr")
-int BPF_PROG(lg_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
-	     const void *value, size_t size, int flags, int ret)
+LG_HOOK(inode_setxattr, lg_inode_setxattr, struct dentry *, dentry)
 {
 	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
 
-SEC("lsm/inode_removexattr")
-int BPF_PROG(lg_inode_removexattr, void *idmap, struct dentry *dentry, const char *name, int ret)
+LG_HOOK(inode_removexattr, lg_inode_removexattr, struct dentry *, dentry)
 {
 	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
@@ -225,15 +205,12 @@ int BPF_PROG(lg_inode_removexattr, void *idmap, struct dentry *dentry, const cha
  * inode_setxattr nor, though an access ACL rewrites the mode bits,
  * inode_setattr. Kernels before 6.2 load without these two (the loader
  * leaves them out), where inode_setxattr sees every ACL change. */
-SEC("lsm/inode_set_acl")
-int BPF_PROG(lg_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
-	     void *kacl, int ret)
+LG_HOOK(inode_set_acl, lg_inode_set_acl, struct dentry *, dentry)
 {
 	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
 
-SEC("lsm/inode_remove_acl")
-int BPF_PROG(lg_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
+LG_HOOK(inode_remove_acl, lg_inode_remove_acl, struct dentry *, dentry)
 {
 	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }

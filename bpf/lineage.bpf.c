@@ -4,6 +4,7 @@
  * marks the child before it runs, so a restarted service has no
  * unprotected moment; a fork inside a session marks the child a member, so
  * it stays one wherever it goes. */
+#include "lib/hook.h"
 #include "lib/gate.h"
 #include "lib/keepers.h"
 
@@ -33,8 +34,7 @@ static __always_inline void inherit_protection(struct task_struct *parent, struc
  * session's cgroup, or inside a protected service's, where exhausting the
  * memory limit makes the OOM killer pick the service. Moves by
  * cgroup.procs are refused the same way (bpf/file_doors.bpf.c). */
-SEC("lsm/task_alloc")
-int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags, int ret)
+LG_HOOK(task_alloc, lg_task_alloc, struct task_struct *, task, unsigned long, clone_flags)
 {
 	if (ret)
 		return ret;
@@ -52,9 +52,7 @@ int BPF_PROG(lg_task_alloc, struct task_struct *task, unsigned long clone_flags,
 
 /* A protected process that asks to die with its parent makes that parent
  * as vital as itself, from the moment it asks. */
-SEC("lsm/task_prctl")
-int BPF_PROG(lg_task_prctl, int option, unsigned long arg2, unsigned long arg3, unsigned long arg4,
-	     unsigned long arg5, int ret)
+LG_HOOK(task_prctl, lg_task_prctl, int, option, unsigned long, arg2)
 {
 	if (ret || option != PR_SET_PDEATHSIG || !arg2)
 		return ret;

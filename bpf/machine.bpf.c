@@ -3,6 +3,7 @@
  * check on the service ever runs: a perf event that signals whatever it
  * watches, and a fanotify permission mark nobody answers, which blocks
  * every open of the marked files. A member may use neither. */
+#include "lib/hook.h"
 #include "lib/gate.h"
 
 /* Every permission event fanotify has had (FAN_OPEN_PERM, FAN_ACCESS_PERM,
@@ -12,8 +13,7 @@
 /* For root, the kernel does not ask the ptrace check (where a member is
  * refused) before a sigtrap event on another process. Checked when the
  * event is made: the open hook lost its attributes in 6.10. */
-SEC("lsm/perf_event_alloc")
-int BPF_PROG(lg_perf_event_alloc, struct perf_event *event, int ret)
+LG_HOOK(perf_event_alloc, lg_perf_event_alloc, struct perf_event *, event)
 {
 	if (ret)
 		return ret;
@@ -26,8 +26,7 @@ int BPF_PROG(lg_perf_event_alloc, struct perf_event *event, int ret)
 	return member_act_on_object(LG_HOOK_PERF_EVENT, 0, 0, 0, 0);
 }
 
-SEC("lsm/path_notify")
-int BPF_PROG(lg_path_notify, const struct path *path, __u64 mask, unsigned int obj_type, int ret)
+LG_HOOK(path_notify, lg_path_notify, const struct path *, path, __u64, mask, unsigned int, obj_type)
 {
 	if (ret || !(mask & LG_FAN_PERM_EVENTS))
 		return ret;

@@ -5,6 +5,7 @@
  * freezer freezes a service; release_agent runs a helper outside every
  * session), nor touch bpffs, which holds the pins that keep liveguard's
  * programs attached. */
+#include "lib/hook.h"
 #include "lib/gate.h"
 
 static __always_inline bool in_host_mount_ns(void)
@@ -56,9 +57,7 @@ static __always_inline bool cgroup_v1(const char *type)
 	       t[5] == 'p' && t[6] == 0;
 }
 
-SEC("lsm/sb_mount")
-int BPF_PROG(lg_sb_mount, const char *dev_name, const struct path *path, const char *type,
-	     unsigned long flags, void *data, int ret)
+LG_HOOK(sb_mount, lg_sb_mount, const struct path *, path, const char *, type, unsigned long, flags)
 {
 	if (ret)
 		return ret;
@@ -85,8 +84,7 @@ int BPF_PROG(lg_sb_mount, const char *dev_name, const struct path *path, const c
 	return mount_change(BPF_CORE_READ(path, mnt), d, LG_MOUNT_MOUNT);
 }
 
-SEC("lsm/sb_umount")
-int BPF_PROG(lg_sb_umount, struct vfsmount *mnt, int flags, int ret)
+LG_HOOK(sb_umount, lg_sb_umount, struct vfsmount *, mnt)
 {
 	if (ret)
 		return ret;
@@ -103,8 +101,7 @@ int BPF_PROG(lg_sb_umount, struct vfsmount *mnt, int flags, int ret)
 }
 
 /* The new mount API attaches here (fsmount, open_tree, move_mount). */
-SEC("lsm/move_mount")
-int BPF_PROG(lg_move_mount, const struct path *from_path, const struct path *to_path, int ret)
+LG_HOOK(move_mount, lg_move_mount, const struct path *, from_path, const struct path *, to_path)
 {
 	if (ret)
 		return ret;
@@ -122,8 +119,7 @@ int BPF_PROG(lg_move_mount, const struct path *from_path, const struct path *to_
 
 /* fspick() + fsconfig() reconfigure a superblock for every namespace
  * that shows it, with no remount hook: refused at its parameters. */
-SEC("lsm/fs_context_parse_param")
-int BPF_PROG(lg_fs_param, struct fs_context *fc, struct fs_parameter *param, int ret)
+LG_HOOK(fs_context_parse_param, lg_fs_param, struct fs_context *, fc)
 {
 	if (ret)
 		return ret;
@@ -134,8 +130,7 @@ int BPF_PROG(lg_fs_param, struct fs_context *fc, struct fs_parameter *param, int
 	return member_act_on_object(LG_HOOK_MOUNT, BPF_CORE_READ(fc, root), 0, LG_MOUNT_MOUNT, 0);
 }
 
-SEC("lsm/sb_pivotroot")
-int BPF_PROG(lg_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
+LG_HOOK(sb_pivotroot, lg_sb_pivotroot, const struct path *, old_path, const struct path *, new_path)
 {
 	if (ret)
 		return ret;

@@ -4,6 +4,7 @@
  * pins that keep them alive after the loader exits. The directory-entry
  * hooks here also keep control FIFOs where the watcher found them and
  * protected trees as they are (lib/trees.h). */
+#include "lib/hook.h"
 #include "lib/gate.h"
 #include "lib/inodes.h"
 #include "lib/trees.h"
@@ -18,8 +19,7 @@ static __always_inline bool ours(const char *name)
 
 /* A member may read liveguard's maps (discovery is harmless) but get no
  * writable fd to them, and no fd to its programs. */
-SEC("lsm/bpf_map")
-int BPF_PROG(lg_bpf_map, struct bpf_map *map, fmode_t fmode, int ret)
+LG_HOOK(bpf_map, lg_bpf_map, struct bpf_map *, map, fmode_t, fmode)
 {
 	if (ret)
 		return ret;
@@ -30,8 +30,7 @@ int BPF_PROG(lg_bpf_map, struct bpf_map *map, fmode_t fmode, int ret)
 	return member_act_on_object(LG_HOOK_BPF, 0, map->id, 0, 0);
 }
 
-SEC("lsm/bpf_prog")
-int BPF_PROG(lg_bpf_prog, struct bpf_prog *prog, int ret)
+LG_HOOK(bpf_prog, lg_bpf_prog, struct bpf_prog *, prog)
 {
 	if (ret)
 		return ret;
@@ -46,8 +45,7 @@ int BPF_PROG(lg_bpf_prog, struct bpf_prog *prog, int ret)
  * look up any link by id. Nor may it load a program at all: one could
  * call bpf_send_signal on a service, or write liveguard's maps through an
  * fd obtained read-only (the verifier does not honour the fd's mode). */
-SEC("lsm/bpf")
-int BPF_PROG(lg_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+LG_HOOK(bpf, lg_bpf, int, cmd)
 {
 	if (ret)
 		return ret;
@@ -119,20 +117,17 @@ static __always_inline int name_change(struct inode *dir, struct dentry *d, __u3
 	return leader ? candidate_name_change(leader, dir, d, op) : 0;
 }
 
-SEC("lsm/inode_unlink")
-int BPF_PROG(lg_inode_unlink, struct inode *dir, struct dentry *dentry, int ret)
+LG_HOOK(inode_unlink, lg_inode_unlink, struct inode *, dir, struct dentry *, dentry)
 {
 	return ret ? ret : name_change(dir, dentry, LG_PATH_UNLINK);
 }
 
-SEC("lsm/inode_rmdir")
-int BPF_PROG(lg_inode_rmdir, struct inode *dir, struct dentry *dentry, int ret)
+LG_HOOK(inode_rmdir, lg_inode_rmdir, struct inode *, dir, struct dentry *, dentry)
 {
 	return ret ? ret : name_change(dir, dentry, LG_PATH_RMDIR);
 }
 
-SEC("lsm/inode_create")
-int BPF_PROG(lg_inode_create, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
+LG_HOOK(inode_create, lg_inode_create, struct inode *, dir, struct dentry *, dentry)
 {
 	return ret ? ret : name_change(dir, dentry, LG_PATH_CREATE);
 }
@@ -140,9 +135,8 @@ int BPF_PROG(lg_inode_create, struct inode *dir, struct dentry *dentry, umode_t 
 /* Hard links, symlinks, directories and device nodes made in the pin
  * directory would outlive `unload`, which removes only what it pinned; a
  * hard link to a control FIFO would keep it under a name nobody guards. */
-SEC("lsm/inode_link")
-int BPF_PROG(lg_inode_link, struct dentry *old_dentry, struct inode *dir, struct dentry *new_dentry,
-	     int ret)
+LG_HOOK(inode_link, lg_inode_link, struct dentry *, old_dentry, struct inode *, dir,
+	struct dentry *, new_dentry)
 {
 	if (ret)
 		return ret;
@@ -161,40 +155,26 @@ int BPF_PROG(lg_inode_link, struct dentry *old_dentry, struct inode *dir, struct
 	return r ? r : tree_change(session, old_dentry, LG_PATH_LINK);
 }
 
-SEC("lsm/inode_symlink")
-int BPF_PROG(lg_inode_symlink, struct inode *dir, struct dentry *dentry, const char *old_name,
-	     int ret)
+LG_HOOK(inode_symlink, lg_inode_symlink, struct inode *, dir, struct dentry *, dentry)
 {
 	return ret ? ret : name_change(dir, dentry, LG_PATH_SYMLINK);
 }
 
-SEC("lsm/inode_mkdir")
-int BPF_PROG(lg_inode_mkdir, struct inode *dir, struct dentry *dentry, umode_t mode, int ret)
+LG_HOOK(inode_mkdir, lg_inode_mkdir, struct inode *, dir, struct dentry *, dentry)
 {
 	return ret ? ret : name_change(dir, dentry, LG_PATH_MKDIR);
 }
 
-SEC("lsm/inode_mknod")
-int BPF_PROG(lg_inode_mknod, struct inode *dir, struct dentry *dentry, umode_t mode, dev_t dev,
-	     int ret)
+LG_HOOK(inode_mknod, lg_inode_mknod, struct inode *, dir, struct dentry *, dentry)
 {
 	return ret ? ret : name_change(dir, dentry, LG_PATH_CREATE);
 }
 
-/* security_inode_rename() passes the rename flags after the four
- * arguments the LSM hook has, so the return value so far sits one slot
- * later there. The other slot is never read in a mode: the verifier drops
- * the branch the read-only flag rules out. */
-SEC("lsm/inode_rename")
-int BPF_PROG(lg_inode_rename, struct inode *old_dir, struct dentry *old_dentry,
-	     struct inode *new_dir, struct dentry *new_dentry)
+/* security_inode_rename() also passes the rename flags: read by name,
+ * the arguments and `ret` are found in either form. */
+LG_HOOK(inode_rename, lg_inode_rename, struct inode *, old_dir, struct dentry *, old_dentry,
+	struct inode *, new_dir, struct dentry *, new_dentry)
 {
-	int ret;
-
-	if (lg_fmod_ret)
-		ret = (int)LG_CTX_WORD(ctx, 40);
-	else
-		ret = (int)LG_CTX_WORD(ctx, 32);
 	if (ret)
 		return ret;
 	__u64 session = member_session();

@@ -3,6 +3,7 @@
  * service for it, by running their control commands against it or (when
  * the policy asks) by connecting to the manager's socket at all. */
 #include "arch/x86_64.h"
+#include "lib/hook.h"
 #include "lib/exec_guard.h"
 
 /* Enforcement copies argv on entry to the syscall wrappers, which take the
@@ -21,8 +22,7 @@ int BPF_PROG(lg_execveat_argv_entry, const struct pt_regs *regs)
 	return capture_argv(LG_EXECVEAT_ARGV(regs));
 }
 
-SEC("lsm/bprm_check_security")
-int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
+LG_HOOK(bprm_check_security, lg_bprm_check, struct linux_binprm *, bprm)
 {
 	if (ret)
 		return ret;
@@ -42,9 +42,7 @@ int BPF_PROG(lg_bprm_check, struct linux_binprm *bprm, int ret)
 /* Opt-in: the loader lists the sockets only when the policy asks. Matched
  * on the listening socket's inode, so any path or symlink to it is the
  * same socket. */
-SEC("lsm/unix_stream_connect")
-int BPF_PROG(lg_unix_connect, struct socket *sock, struct sock *other, struct sock *newsk,
-	     int ret)
+LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, other)
 {
 	if (ret)
 		return ret;

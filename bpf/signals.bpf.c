@@ -2,6 +2,7 @@
 /* Signals and other acts on a protected process: kill and its relatives,
  * ptrace, limits that kill or starve, and SIGIO/SIGURG through F_SETOWN. */
 #include "arch/x86_64.h"
+#include "lib/hook.h"
 #include "lib/gate.h"
 #include "lib/keepers.h"
 #include "lib/trees.h"
@@ -13,9 +14,7 @@ static __noinline int probed(struct task_struct *p)
 	return 0;
 }
 
-SEC("lsm/task_kill")
-int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
-	     const struct cred *cred, int ret)
+LG_HOOK(task_kill, lg_task_kill, struct task_struct *, p, int, sig)
 {
 	if (ret)
 		return ret;
@@ -30,8 +29,7 @@ int BPF_PROG(lg_task_kill, struct task_struct *p, struct kernel_siginfo *info, i
 /* ptrace, process_vm_*, /proc/<pid>/mem: all pass mm_access() or
  * ptrace_attach(), which ask this hook with PTRACE_MODE_ATTACH. Reads of
  * /proc/<pid>/status and the like ask only for PTRACE_MODE_READ. */
-SEC("lsm/ptrace_access_check")
-int BPF_PROG(lg_ptrace, struct task_struct *child, unsigned int mode, int ret)
+LG_HOOK(ptrace_access_check, lg_ptrace, struct task_struct *, child, unsigned int, mode)
 {
 	if (ret)
 		return ret;
@@ -42,9 +40,7 @@ int BPF_PROG(lg_ptrace, struct task_struct *child, unsigned int mode, int ret)
 
 /* Limits: a CPU-time limit kills (SIGKILL at the hard limit, with no kill
  * check); priority, scheduler class and I/O priority can starve. */
-SEC("lsm/task_setrlimit")
-int BPF_PROG(lg_setrlimit, struct task_struct *p, unsigned int resource, struct rlimit *new_rlim,
-	     int ret)
+LG_HOOK(task_setrlimit, lg_setrlimit, struct task_struct *, p)
 {
 	/* A process may lower its own limits; only another's are guarded. */
 	if (ret || p->group_leader == bpf_get_current_task_btf()->group_leader)
@@ -52,8 +48,7 @@ int BPF_PROG(lg_setrlimit, struct task_struct *p, unsigned int resource, struct 
 	return member_act_on_task(LG_HOOK_LIMITS, p, 0, LG_LIMIT_RLIMIT);
 }
 
-SEC("lsm/task_setnice")
-int BPF_PROG(lg_setnice, struct task_struct *p, int nice, int ret)
+LG_HOOK(task_setnice, lg_setnice, struct task_struct *, p)
 {
 	return ret ? ret : member_act_on_task(LG_HOOK_LIMITS, p, 0, LG_LIMIT_NICE);
 }
@@ -87,8 +82,7 @@ static __always_inline int requested_policy(void)
 /* A member may not take a realtime class for anything: realtime spinners
  * on every CPU starve whatever is not realtime, services included. Nor
  * may it use sched_setattr(), whose policy cannot be read reliably here. */
-SEC("lsm/task_setscheduler")
-int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
+LG_HOOK(task_setscheduler, lg_setscheduler, struct task_struct *, p)
 {
 	if (ret)
 		return ret;
@@ -110,8 +104,7 @@ int BPF_PROG(lg_setscheduler, struct task_struct *p, int ret)
 	return session_act_on_task(session, LG_HOOK_LIMITS, p, 0, LG_LIMIT_SCHEDULER);
 }
 
-SEC("lsm/task_setioprio")
-int BPF_PROG(lg_setioprio, struct task_struct *p, int ioprio, int ret)
+LG_HOOK(task_setioprio, lg_setioprio, struct task_struct *, p)
 {
 	return ret ? ret : member_act_on_task(LG_HOOK_LIMITS, p, 0, LG_LIMIT_IOPRIO);
 }
@@ -149,8 +142,7 @@ static __always_inline int member_sets_owner(struct file *file)
 	return refuse_object_act(session, LG_HOOK_SIGIO, file->f_path.dentry, 0, LG_DETAIL_MAP_FULL, 0);
 }
 
-SEC("lsm/file_fcntl")
-int BPF_PROG(lg_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+LG_HOOK(file_fcntl, lg_file_fcntl, struct file *, file, unsigned int, cmd)
 {
 	if (ret || (cmd != F_SETOWN && cmd != F_SETOWN_EX))
 		return ret;
@@ -159,8 +151,7 @@ int BPF_PROG(lg_file_fcntl, struct file *file, unsigned int cmd, unsigned long a
 
 /* Also chattr: an immutable or append-only flag set on a protected file
  * or tree locks its service out of it, and passes no setattr hook. */
-SEC("lsm/file_ioctl")
-int BPF_PROG(lg_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+LG_HOOK(file_ioctl, lg_file_ioctl, struct file *, file, unsigned int, cmd)
 {
 	if (ret)
 		return ret;
@@ -176,16 +167,16 @@ struct file___owner_pointer {
 } __attribute__((preserve_access_index));
 
 /* Whether anyone ever set the file's owner: only such a file can have an
- * entry. */
+ * entry. Every close on the machine asks, so the field is read with a
+ * typed load of the hook's own argument, not a probe-read helper call. */
 static __always_inline bool owner_set(struct file *file)
 {
 	if (bpf_core_field_exists(struct fown_struct, file))
-		return BPF_CORE_READ((struct file___owner_pointer *)file, f_owner);
-	return BPF_CORE_READ((struct file___embedded_owner *)file, f_owner.pid);
+		return ((struct file___owner_pointer *)file)->f_owner;
+	return ((struct file___embedded_owner *)file)->f_owner.pid;
 }
 
-SEC("lsm/file_free_security")
-int BPF_PROG(lg_file_free, struct file *file)
+LG_OBSERVER(file_free_security, lg_file_free, struct file *, file)
 {
 	if (!owner_set(file))
 		return 0;
@@ -198,8 +189,7 @@ int BPF_PROG(lg_file_free, struct file *file)
 /* Every owner change lands here, from fcntl, ioctl, leases and dnotify: a
  * member's is recorded (already, on the fcntl and ioctl paths), anyone
  * else's drops the record. */
-SEC("lsm/file_set_fowner")
-int BPF_PROG(lg_set_fowner, struct file *file)
+LG_OBSERVER(file_set_fowner, lg_set_fowner, struct file *, file)
 {
 	__u64 key = (__u64)file;
 	__u64 session = member_session();
@@ -213,8 +203,8 @@ int BPF_PROG(lg_set_fowner, struct file *file)
 
 /* `current` here is whoever caused the I/O, not the member: the session
  * is the one recorded when the owner was set. */
-SEC("lsm/file_send_sigiotask")
-int BPF_PROG(lg_sigio, struct task_struct *tsk, struct fown_struct *fown, int sig, int ret)
+LG_HOOK(file_send_sigiotask, lg_sigio, struct task_struct *, tsk, struct fown_struct *, fown,
+	int, sig)
 {
 	if (ret)
 		return ret;

@@ -51,29 +51,11 @@
  * other mode, so enforcement pays nothing for audit-only paths. Weak:
  * every program file sees it, the linked object holds one. */
 const volatile bool lg_audit_only __weak = false;
-/* Set when the LSM programs are attached as fmod_ret programs on the
- * kernel's security_* functions (kernels that build the BPF LSM without
- * listing it). The same programs run either way; only a hook whose
- * security_* function takes more arguments than the LSM hook finds its
- * `ret` elsewhere. */
-const volatile bool lg_fmod_ret __weak = false;
-/* inode_setattr (and security_inode_setattr) take an idmap first: 6.8 on. */
-const volatile bool lg_setattr_idmap __weak = false;
 /* The inode number of the initial mount namespace (the loader reads it
  * from /proc/1/ns/mnt): mounts there are everyone's. */
 const volatile __u32 lg_host_mnt_ns __weak = 0;
 /* The same for the initial network namespace: a member may write the
  * sysctls of a network namespace of its own. */
 const volatile __u32 lg_host_net_ns __weak = 0;
-
-/* The context word at byte `off`, as one load at that constant offset: the
- * verifier refuses a context pointer that was moved, and clang moves it
- * when it merges two reads at different offsets into one. */
-#define LG_CTX_WORD(ctx, off)                                                              \
-	({                                                                                 \
-		__u64 __word;                                                              \
-		asm volatile("%0 = *(u64 *)(%1 + " #off ")" : "=r"(__word) : "r"(ctx)); \
-		__word;                                                                    \
-	})
 
 #endif

@@ -84,6 +84,7 @@
 #include "kernel/pinned_maps.h"
 #include "base/proc.h"
 #include "kernel/fmod_ret.h"
+#include "kernel/kernel_btf.h"
 #include "kernel/programs.h"
 #include "kernel/protected_cgroups.h"
 #include "kernel/protected_set.h"

@@ -35,6 +35,10 @@ std::optional<Policy> policy_for_load(const LoadOptions& o) {
 }
 
 void print_load_result(const LoadResult& r) {
+    for (const auto& why : r.refused) {
+        std::string cause = why.substr(0, why.find('\n'));
+        std::fprintf(stderr, "liveguard-bpf: the %s; trying the next form\n", cause.c_str());
+    }
     if (r.outcome == LoadOutcome::AlreadyLoaded) {
         std::printf("liveguard is already loaded (%s mode, pins in %s)\n", attach_name(r.attach), pins::kDir);
     } else if (!r.fallback_reason.empty()) {

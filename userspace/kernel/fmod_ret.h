@@ -6,11 +6,11 @@
 // kernel. Each LSM program is attached to the security_* function of its
 // hook: as fmod_ret where the function returns an error code, as fentry
 // where it returns nothing (a hook that only observes). Which functions
-// this kernel has, and with which arguments, is read from its BTF, never
-// assumed: one may be inlined or take other arguments than the hook.
+// this kernel has is read from its BTF, never assumed: one may be
+// inlined; what they take is found by name (kernel/hook_args.h).
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 struct bpf_object;  // libbpf
@@ -30,12 +30,9 @@ struct FmodRetTarget {
 // the running kernel's BTF. Throws when the kernel has no BTF.
 std::vector<FmodRetTarget> plan_fmod_ret(const struct bpf_object* obj);
 
-// How many arguments the kernel function `name` takes, from the running
-// kernel's BTF; nothing when it is not there (or there is no BTF).
-std::optional<int> kernel_function_args(const std::string& name);
-// Which of `names` are functions of the running kernel, read from its BTF
-// once; none when it has no BTF.
-std::set<std::string> kernel_functions_among(const std::vector<std::string>& names);
+// The security_* function of an LSM hook: the same name but for the two
+// hooks the kernel named differently.
+std::string security_function_of(std::string_view hook);
 
 // Sets each program of the plan up to attach as planned, before load; a
 // program that cannot is not loaded.

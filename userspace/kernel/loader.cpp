@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
@@ -21,6 +23,8 @@
 #include "kernel/counters.h"
 #include "kernel/fmod_ret.h"
 #include "kernel/guarded_inodes.h"
+#include "kernel/hook_args.h"
+#include "kernel/kernel_btf.h"
 #include "kernel/libbpf_log.h"
 #include "kernel/lsm_list.h"
 #include "kernel/pins.h"
@@ -102,62 +106,84 @@ std::uint32_t host_namespace(const std::string& kind) {
 }
 
 // The program selection and settings of `attach`, before load. Returns
-// the hooks the kernel gives no place to attach to.
+// the hooks left unenforced, each with why: the kernel gives no place to
+// attach to, or not the arguments the program reads.
 std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     Mode mode = mode_of(attach);
-    struct bpf_program* prog;
-    // An LSM program for a hook this kernel does not have would fail the
-    // whole load; fmod_ret plans leave such programs out themselves.
     std::set<std::string> present;
-    if (attach != Attach::AuditOnly) present = kernel_functions_among(newer_lsm_hook_functions(skel->obj));
+    std::map<std::string, std::string> unresolved;
+    if (attach != Attach::AuditOnly) {
+        present = kernel_functions_among(newer_lsm_hook_functions(skel->obj));
+        unresolved = unresolved_hooks(skel->obj, attach);
+    }
+    // A kernel older than the hook is no gap: an older hook sees the act.
+    auto absent_newer = [&](std::string_view hook) {
+        return hook_newer_than_its_cover(hook) && !present.count("bpf_lsm_" + std::string(hook));
+    };
+    std::vector<std::string> uncovered;
+    struct bpf_program* prog;
     bpf_object__for_each_program(prog, skel->obj) {
         bool runs = program_runs_in(prog, mode);
-        std::string_view hook = lsm_hook_of(prog);
-        if (runs && attach == Attach::Lsm && hook_newer_than_its_cover(hook) &&
-            !present.count("bpf_lsm_" + std::string(hook)))
+        std::string hook(lsm_hook_of(prog));
+        if (runs && !hook.empty() && absent_newer(hook)) {
             runs = false;
+        } else if (runs && unresolved.count(hook)) {
+            // Left out rather than failing the whole load.
+            runs = false;
+            uncovered.push_back(hook + ": " + unresolved[hook]);
+        }
         bpf_program__set_autoload(prog, runs);
     }
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
-    skel->rodata->lg_fmod_ret = attach == Attach::FmodRet;
     skel->rodata->lg_host_mnt_ns = host_namespace("mnt");
     skel->rodata->lg_host_net_ns = host_namespace("net");
-    // The program reads its arguments by position (bpf/file_doors.bpf.c).
-    auto setattr_args = kernel_function_args(attach == Attach::FmodRet ? "security_inode_setattr"
-                                                                        : "bpf_lsm_inode_setattr");
-    skel->rodata->lg_setattr_idmap = setattr_args.value_or(3) == 3;
-    std::vector<std::string> uncovered;
     if (attach == Attach::FmodRet) {
         auto plan = plan_fmod_ret(skel->obj);
         apply_fmod_ret(skel->obj, plan);
         for (const auto& t : plan)
-            // A kernel older than the hook is no gap; one that has the hook
-            // but not its function to attach to is.
-            if (!t.problem.empty() && !(hook_newer_than_its_cover(t.hook) && !present.count("bpf_lsm_" + t.hook)))
+            if (!t.problem.empty() && !absent_newer(t.hook) && !unresolved.count(t.hook))
                 uncovered.push_back(t.hook + ": " + t.problem);
     }
     return uncovered;
 }
 
+// The object opened for `attach`, its programs selected: for an enforcing
+// form, relocated against the kernel's BTF with the hooks' arguments laid
+// out as this kernel passes them (kernel/hook_args.h).
+struct OpenedObject {
+    std::optional<HookArgsBtf> args;  // outlives the skeleton's load
+    Skeleton skel;
+    std::vector<std::string> uncovered;
+};
+
+OpenedObject open_for(Attach attach) {
+    OpenedObject o;
+    if (attach != Attach::AuditOnly) o.args.emplace(open_skeleton()->obj, attach);
+    o.skel = open_skeleton(o.args ? o.args->path() : std::string());
+    o.uncovered = prepare(o.skel.get(), attach);
+    return o;
+}
+
 // Opens and loads the skeleton for `attach`, its maps pinned; throws with
 // libbpf's reason on failure.
-Skeleton open_and_load(const LibbpfLogCapture& log, Attach attach, std::vector<std::string>& uncovered) {
-    Skeleton skel = open_skeleton();
-    uncovered = prepare(skel.get(), attach);
+OpenedObject open_and_load(const LibbpfLogCapture& log, Attach attach) {
+    OpenedObject o = open_for(attach);
     struct bpf_map* map;
-    bpf_object__for_each_map(map, skel->obj) {
+    bpf_object__for_each_map(map, o.skel->obj) {
         if (bpf_map__is_internal(map)) continue;  // rodata is no shared state
         const char* name = bpf_map__name(map);
         if (int err = bpf_map__set_pin_path(map, pins::map(name).c_str()))
             throw_errno(std::string("cannot set the pin path of ") + name, -err);
     }
-    if (int err = liveguard_bpf__load(skel.get()); err != 0) {
+    if (int err = liveguard_bpf__load(o.skel.get()); err != 0) {
         int e = -err;
-        throw KernelRefused(errno_message("the kernel refused to load liveguard's BPF programs", e) +
+        throw KernelRefused(errno_message(std::string("the kernel refused to load liveguard's ") +
+                                              attach_name(attach) + " programs",
+                                          e) +
                                 "\n" + log.tail(),
                             load_failure_hint(e), e);
     }
-    return skel;
+    return o;
 }
 
 // The programs a load in `attach` form pins on this kernel.
@@ -226,10 +252,12 @@ void ensure_tracefs() {
 std::size_t load_attached(Attach attach, std::vector<std::string>& created,
                           std::vector<std::string>& uncovered) {
     LibbpfLogCapture log(false);
-    Skeleton skel = open_and_load(log, attach, uncovered);
+    OpenedObject opened = open_and_load(log, attach);
+    uncovered = opened.uncovered;
+    struct liveguard_bpf* skel = opened.skel.get();
     // Before attaching: the hooks must know their own pins from the first
     // moment they can refuse anything.
-    guard_defaults(skel.get());
+    guard_defaults(skel);
     std::vector<Link> links;
     struct bpf_program* prog;
     bpf_object__for_each_program(prog, skel->obj) {
@@ -280,12 +308,23 @@ bool refused_by_kernel(int err) {
 
 }  // namespace
 
-AttachChoice choose_attach() {
+std::vector<AttachChoice> attach_order() {
+    std::vector<AttachChoice> order;
     auto lsm = read_lsm_list();
-    if (!lsm) return {Attach::Lsm, "the active LSM list cannot be read; assuming bpf is in it"};
-    if (lsm_list_has_bpf(lsm->text)) return {Attach::Lsm, "bpf is an active LSM (" + lsm->text + ")"};
-    return {Attach::FmodRet, "bpf is not an active LSM (" + lsm->text + ")"};
+    if (!lsm)
+        order.push_back({Attach::Lsm, "the active LSM list cannot be read; assuming bpf is in it"});
+    else if (lsm_list_has_bpf(lsm->text))
+        order.push_back({Attach::Lsm, "bpf is an active LSM (" + lsm->text + ")"});
+    // Where bpf is not listed, LSM programs would attach and never run.
+    std::string why_not_lsm = lsm && !lsm_list_has_bpf(lsm->text)
+                                  ? "bpf is not an active LSM (" + lsm->text + ")"
+                                  : "the kernel refused the lsm form";
+    order.push_back({Attach::FmodRet, why_not_lsm});
+    order.push_back({Attach::AuditOnly, "the kernel refused both enforcing forms"});
+    return order;
 }
+
+AttachChoice choose_attach() { return attach_order().front(); }
 
 std::vector<std::string> uncovered_hooks(Attach attach) {
     Skeleton skel = open_skeleton();
@@ -312,7 +351,8 @@ LoadResult Guard::load(std::optional<Attach> forced) {
                         "use --attach fmod_ret (or no --attach), or add bpf to lsm= on the "
                         "kernel command line and reboot");
     }
-    AttachChoice choice = forced ? AttachChoice{*forced, "asked for with --attach"} : choose_attach();
+    std::vector<AttachChoice> order =
+        forced ? std::vector<AttachChoice>{{*forced, "asked for with --attach"}} : attach_order();
     UniqueFd lock = lock_pin_dir();
     if (auto a = loaded_attach()) {
         result.outcome = LoadOutcome::AlreadyLoaded;
@@ -325,21 +365,23 @@ LoadResult Guard::load(std::optional<Attach> forced) {
     for (const auto& name : map_names())
         if (!exists(pins::map(name.c_str()))) created.push_back(pins::map(name.c_str()));
     remove_pins(pinned_entries(/*links_only=*/true));
-    result.attach = choice.attach;
-    result.reason = choice.reason;
     try {
-        try {
-            result.programs = load_attached(choice.attach, created, result.uncovered);
-        } catch (const KernelRefused& k) {
-            if (forced || choice.attach == Attach::AuditOnly || !refused_by_kernel(k.err)) throw;
-            // Nothing of the enforcing attempt may stay attached.
-            auto link = [](const std::string& p) { return p.find("/link_") != std::string::npos; };
-            remove_pins(pinned_entries(/*links_only=*/true));
-            created.erase(std::remove_if(created.begin(), created.end(), link), created.end());
-            result.fallback_reason = k.what();
-            result.attach = Attach::AuditOnly;
-            result.uncovered.clear();
-            result.programs = load_attached(Attach::AuditOnly, created, result.uncovered);
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            result.attach = order[i].attach;
+            result.reason = order[i].reason;
+            try {
+                result.programs = load_attached(order[i].attach, created, result.uncovered);
+                break;
+            } catch (const KernelRefused& k) {
+                if (i + 1 == order.size() || !refused_by_kernel(k.err)) throw;
+                // Nothing of the refused attempt may stay attached.
+                auto link = [](const std::string& p) { return p.find("/link_") != std::string::npos; };
+                remove_pins(pinned_entries(/*links_only=*/true));
+                created.erase(std::remove_if(created.begin(), created.end(), link), created.end());
+                result.uncovered.clear();
+                result.refused.push_back(std::string(attach_name(order[i].attach)) + ": " + k.what());
+                if (order[i + 1].attach == Attach::AuditOnly) result.fallback_reason = k.what();
+            }
         }
     } catch (...) {
         remove_pins(created);
@@ -377,25 +419,22 @@ UnloadReport Guard::unload() {
 TrialResult Guard::trial(Attach attach) {
     TrialResult r;
     LibbpfLogCapture log(false);
-    Skeleton skel(liveguard_bpf__open());
-    if (!skel) {
-        r.error = errno;
-        return r;
-    }
+    std::optional<OpenedObject> o;
     try {
-        prepare(skel.get(), attach);
+        o.emplace(open_for(attach));
     } catch (const Error& e) {
         r.error = EINVAL;
         r.detail = e.what();
         return r;
     }
-    if (int err = liveguard_bpf__load(skel.get()); err != 0) {
+    r.uncovered = o->uncovered;
+    if (int err = liveguard_bpf__load(o->skel.get()); err != 0) {
         r.error = -err;
         r.detail = log.tail(6);
         return r;
     }
     r.loaded = true;
-    if (int err = liveguard_bpf__attach(skel.get()); err != 0) {
+    if (int err = liveguard_bpf__attach(o->skel.get()); err != 0) {
         r.error = -err;
         r.detail = log.tail(6);
         return r;

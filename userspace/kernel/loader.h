@@ -19,17 +19,23 @@ struct LoadResult {
     std::string reason;
     // Hooks this kernel gives no place to attach to, each with why.
     std::vector<std::string> uncovered;
+    // Each form tried before `attach` and refused by the kernel, with the
+    // kernel's reason ("lsm: the kernel refused ...").
+    std::vector<std::string> refused;
     // Set when enforcement was asked for, the kernel refused it, and the
     // guard fell back to audit-only: why.
     std::string fallback_reason;
 };
 
-// The attach form `load` chooses on this kernel when none is forced, and
-// why: lsm where `bpf` is an active LSM, fmod_ret where it is not.
+// The attach forms `load` tries on this kernel when none is forced, in
+// order, each with why: lsm where `bpf` is an active LSM, then fmod_ret
+// (where bpf is not listed LSM programs would never run), then audit-only.
 struct AttachChoice {
     Attach attach = Attach::Lsm;
     std::string reason;
 };
+std::vector<AttachChoice> attach_order();
+// The first of them.
 AttachChoice choose_attach();
 
 // The hooks a load in `attach` form would leave unenforced on this kernel
@@ -47,6 +53,8 @@ struct TrialResult {
     bool attached = false;
     int error = 0;            // errno of the failing step
     std::string detail;       // libbpf's last lines
+    // Hooks the form leaves unenforced on this kernel, each with why.
+    std::vector<std::string> uncovered;
 };
 
 class Guard {
@@ -60,8 +68,8 @@ public:
     // protection recorded in them is lost. Anything this call created is
     // removed again if a later step fails.
     // `forced`: that attach form or an error naming why not. Without it,
-    // choose_attach()'s, and a kernel that refuses the enforcing programs
-    // gets the audit-only mode instead of an error.
+    // each of attach_order() until the kernel takes one: a kernel that
+    // refuses both enforcing forms gets the audit-only mode, not an error.
     static LoadResult load(std::optional<Attach> forced = std::nullopt);
 
     // Removes every pin: links detach when their last reference goes.

@@ -3,6 +3,7 @@
 // this binary) and an attached link. Each is destroyed exactly once; a
 // link destroyed without a pin detaches its program.
 #include <memory>
+#include <string>
 
 #include "liveguard.skel.h"
 
@@ -19,6 +20,8 @@ struct LinkDeleter {
 using Link = std::unique_ptr<struct bpf_link, LinkDeleter>;
 
 // Opens the embedded object (parses it; loads nothing into the kernel).
-Skeleton open_skeleton();
+// `relocation_btf`: a BTF file CO-RE relocates against instead of the
+// kernel's (kernel/hook_args.h).
+Skeleton open_skeleton(const std::string& relocation_btf = {});
 
 }  // namespace liveguard
