@@ -2,12 +2,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <cstdlib>
 #include <fstream>
 #include <unistd.h>
 
 #include "base/cgroup.h"
 #include "harness.h"
+#include "kernel/hook_args.h"
+#include "kernel/kernel_btf.h"
 #include "kernel/pinned_maps.h"
+#include "kernel/skeleton.h"
 #include "kernel/protected_cgroups.h"
 
 using namespace lgtest;
@@ -199,6 +203,39 @@ TEST_F(Cli, StatusListsProtectedProcessesAndSessions) {
     auto text = lg({"status"});
     EXPECT_NE(text.out.find(std::to_string(t.pid())), std::string::npos) << text.out;
     EXPECT_NE(text.out.find(s.dir()), std::string::npos) << text.out;
+}
+
+// The argument table against this kernel: every LSM program finds the
+// arguments it reads, by name, in this kernel's prototype of its hook, in
+// both forms. One that did not would be left out, its door open.
+TEST_F(Lifecycle, EveryHookFindsItsArgumentsOnThisKernel) {
+    liveguard::Skeleton skel = liveguard::open_skeleton();
+    auto newer = liveguard::kernel_functions_among(liveguard::newer_lsm_hook_functions(skel->obj));
+    std::size_t hooks = liveguard::declared_hook_args(skel->obj).size();
+    EXPECT_GT(hooks, 30u);
+    for (auto attach : {liveguard::Attach::Lsm, liveguard::Attach::FmodRet}) {
+        for (const auto& [hook, why] : liveguard::unresolved_hooks(skel->obj, attach)) {
+            // A hook this kernel is older than (an older one covers it).
+            if (liveguard::hook_newer_than_its_cover(hook) && !newer.count("bpf_lsm_" + hook)) continue;
+            ADD_FAILURE() << liveguard::attach_name(attach) << ": " << hook << ": " << why;
+        }
+    }
+    std::printf("%zu hooks resolved by name in both forms on this kernel\n", hooks);
+}
+
+// doctor tries the forms in load's order, so it names the form load took
+// on this boot (and the one the suite's lane is meant to prove).
+TEST_F(Lifecycle, DoctorNamesTheFormLoadChose) {
+    auto status = lg({"status", "--json"});
+    auto doctor = lg({"doctor", "--json"});
+    std::string loaded;
+    for (const char* form : {"lsm", "fmod_ret", "audit-only"})
+        if (status.out.find(std::string("\"attach\":\"") + form + "\"") != std::string::npos) loaded = form;
+    ASSERT_FALSE(loaded.empty()) << status.out;
+    EXPECT_NE(doctor.out.find("\"form\":\"" + loaded + "\""), std::string::npos)
+        << "load chose " << loaded << "; doctor said: " << doctor.out;
+    if (const char* expected = std::getenv("LIVEGUARD_EXPECT_ATTACH"))
+        EXPECT_EQ(loaded, expected) << status.out;
 }
 
 TEST_F(Cli, DoctorFindsEnforcementPossibleHere) {

@@ -122,7 +122,6 @@ DoctorReport run_doctor() {
                 "): the programs attach as fmod_ret on the security_* functions instead",
             "optional: lsm=" + lsm->text + ",bpf on the kernel command line (then reboot) for the "
                                              "lsm form");
-    Attach attach = bpf_listed || !lsm ? Attach::Lsm : Attach::FmodRet;
 
     // 6. bpffs.
     if (fs_is(pins::kBpffs, BPF_FS_MAGIC))
@@ -141,57 +140,54 @@ DoctorReport run_doctor() {
                      "mount -t cgroup2 none /sys/fs/cgroup");
     }
 
-    // 8-9. The real thing: load and attach, pinning nothing.
+    // 8-10. The real thing: each form `load` would try, in its order,
+    // loaded and attached without pinning, until the kernel takes one.
     if (!root || !caps) {
         add("load", CheckState::Skipped, "needs root");
         add("attach", CheckState::Skipped, "needs root");
-    } else {
-        TrialResult t = Guard::trial(attach);
-        std::string form = attach == Attach::Lsm ? "LSM" : "fmod_ret";
-        if (t.loaded) {
-            add("load", CheckState::Ok, "the kernel accepted liveguard's " + form + " programs");
-        } else {
-            std::string why = std::strerror(t.error);
-            std::string detail, fix;
-            if (t.error == EPERM || t.error == EACCES) {
-                detail = (bpf_listed ? "BPF LSM listed, yet the kernel refused to load LSM programs ("
-                                     : "the kernel refused to load fmod_ret programs (") +
-                         why + "): this kernel does not permit BPF programs that need a trampoline";
-                fix = "enforcement is impossible on this kernel; use a kernel that loads BPF LSM "
-                      "or fmod_ret programs (e.g. a distribution kernel; `make test` does so in a VM)";
-            } else {
-                detail = "the kernel refused to load the " + form + " programs (" + why + ")";
-                fix = "run `liveguard-bpf -v doctor` for libbpf's log";
-            }
-            if (!t.detail.empty() && LibbpfLogCapture::verbose()) detail += "\n" + t.detail;
-            add("load", CheckState::Fail, detail, fix);
-        }
-        if (!t.loaded)
-            add("attach", CheckState::Skipped, "nothing loaded");
-        else if (t.attached)
-            add("attach", CheckState::Ok,
-                attach == Attach::Lsm ? "attached to lsm/task_kill (and detached again)"
-                                      : "attached to security_task_kill as fmod_ret (and detached again)");
-        else
-            add("attach", CheckState::Fail, std::string("attach failed: ") + std::strerror(t.error),
-                attach == Attach::Lsm ? "`bpf` must be an active LSM; see bpf-lsm above"
-                                      : "run `liveguard-bpf -v doctor` for libbpf's log");
-        // 10. What enforcement covers in the form `load` will choose.
-        if (t.attached) {
-            auto uncovered = uncovered_hooks(attach);
-            std::string gaps;
-            for (const auto& u : uncovered) gaps += (gaps.empty() ? "" : "; ") + u;
-            if (attach == Attach::Lsm)
-                add("mode", CheckState::Ok, "lsm: enforcement complete");
-            else if (uncovered.empty())
-                add("mode", CheckState::Ok,
-                    "fmod_ret: enforcement complete; it differs from lsm in that a refusal returns "
-                    "before the LSMs after it in security_* run (they could only have refused too)");
-            else
-                add("mode", CheckState::Warn, "fmod_ret: not enforced on this kernel: " + gaps,
-                    "lsm=...,bpf on the kernel command line gives the lsm form, which covers these");
-        }
+        return r;
     }
+    std::string refused;  // the forms tried before, with why
+    for (const AttachChoice& choice : attach_order()) {
+        Attach attach = choice.attach;
+        if (attach == Attach::AuditOnly) break;
+        TrialResult t = Guard::trial(attach);
+        std::string form = attach_name(attach);
+        if (!t.loaded || !t.attached) {
+            std::string why = std::strerror(t.error);
+            std::string detail = std::string(t.loaded ? "attaching" : "loading") + " the " + form +
+                                 " programs failed (" + why + ")";
+            if (t.error == EPERM || t.error == EACCES)
+                detail += ": this kernel does not permit BPF programs that need a trampoline";
+            if (!t.detail.empty() && LibbpfLogCapture::verbose()) detail += "\n" + t.detail;
+            add(form, CheckState::Warn, detail, "run `liveguard-bpf -v doctor` for libbpf's log");
+            refused += (refused.empty() ? "" : "; ") + form + " refused (" + why + ")";
+            continue;
+        }
+        r.form = form;
+        add("load", CheckState::Ok, "the kernel accepted and attached liveguard's " + form +
+                                        " programs (and they were detached again)");
+        std::string gaps;
+        for (const auto& u : t.uncovered) gaps += (gaps.empty() ? "" : "; ") + u;
+        std::string why = refused.empty() ? choice.reason : refused;
+        if (!gaps.empty())
+            add("form", CheckState::Warn, "`load` will choose " + form + " (" + why + "); not enforced: " + gaps,
+                attach == Attach::FmodRet ? "lsm=...,bpf on the kernel command line gives the lsm form"
+                                          : "");
+        else if (attach == Attach::Lsm)
+            add("form", CheckState::Ok, "`load` will choose lsm (" + why + "): enforcement complete");
+        else
+            add("form", CheckState::Ok,
+                "`load` will choose fmod_ret (" + why +
+                    "): enforcement complete; it differs from lsm in that a refusal returns before the "
+                    "LSMs after it in security_* run (they could only have refused too)");
+        return r;
+    }
+    r.form = attach_name(Attach::AuditOnly);
+    add("load", CheckState::Fail,
+        "the kernel refused every enforcing form (" + refused + "): `load` will choose audit-only",
+        "enforcement needs a kernel that runs BPF LSM or fmod_ret programs (a distribution kernel; "
+        "`make test` proves them in a VM)");
     return r;
 }
 
@@ -228,6 +224,7 @@ std::string format_doctor_json(const DoctorReport& r) {
     checks += "]";
     return json::ObjectWriter()
         .boolean("enforcement_possible", r.enforcement_possible())
+        .str("form", r.form)
         .raw("checks", checks)
         .done();
 }

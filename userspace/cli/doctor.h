@@ -18,6 +18,9 @@ struct Check {
 
 struct DoctorReport {
     std::vector<Check> checks;
+    // The attach form `load` will choose here ("lsm", "fmod_ret",
+    // "audit-only"); empty when it could not be tried (not root).
+    std::string form;
     bool enforcement_possible() const;
 };
 
