@@ -20,7 +20,8 @@ struct tree_walk {
 	__u32 source;
 	__u32 state;      /* TREE_* below */
 	__u32 dev;        /* the filesystem's: one walk never leaves it */
-	__u32 names;      /* read the names against the except lists */
+	__u16 names;      /* read the names against the except lists */
+	__u16 subvolumes; /* btrfs: each level's device is its subvolume's */
 };
 
 #define TREE_WALKING 0
@@ -91,7 +92,8 @@ static long tree_step(__u32 i, struct tree_walk *w)
 	struct inode *inode = BPF_CORE_READ(d, d_inode);
 
 	if (inode) {
-		struct lg_inode_key key = {.dev = w->dev, .ino = BPF_CORE_READ(inode, i_ino)};
+		struct lg_inode_key key = {.dev = w->subvolumes ? subvolume_dev((__u64)inode) : w->dev,
+					   .ino = BPF_CORE_READ(inode, i_ino)};
 		struct lg_guarded_inode *g = bpf_map_lookup_elem(&lg_guarded_inodes, &key);
 
 		if (g && (g->kind == LG_INODE_PROTECTED_TREE || g->kind == LG_INODE_PROTECTED_FILE)) {
@@ -127,13 +129,16 @@ static long tree_step(__u32 i, struct tree_walk *w)
  * loads and one hash lookup; tree_step's callback holds only an address
  * and reads every field with a probe-read helper call, which made a
  * member's file change pay three helper calls per directory level. */
-static __noinline __u32 first_tree_walk(struct dentry *d, __u32 dev)
+static __noinline __u32 first_tree_walk(struct dentry *d, __u32 dev, bool subvolumes)
 {
 	for (int level = 0; level < LG_TREE_DEPTH; level++) {
 		struct inode *inode = d->d_inode;
 
 		if (inode) {
-			struct lg_inode_key key = {.dev = dev, .ino = inode->i_ino};
+			/* A walk up a btrfs tree may cross into the
+			 * subvolume around this one. */
+			struct lg_inode_key key = {.dev = subvolumes ? subvolume_dev((__u64)inode) : dev,
+						   .ino = inode->i_ino};
 			struct lg_guarded_inode *g = bpf_map_lookup_elem(&lg_guarded_inodes, &key);
 
 			if (g && (g->kind == LG_INODE_PROTECTED_TREE || g->kind == LG_INODE_PROTECTED_FILE))
@@ -158,11 +163,12 @@ static __always_inline bool in_protected_tree(struct dentry *d, __u64 *object, _
 {
 	if (!d)
 		return false;
-	struct tree_walk w = {.d = (__u64)d, .dev = BPF_CORE_READ(d, d_sb, s_dev)};
+	struct super_block *sb = BPF_CORE_READ(d, d_sb);
+	struct tree_walk w = {.d = (__u64)d, .dev = BPF_CORE_READ(sb, s_dev), .subvolumes = by_subvolume(sb)};
 
-	w.state = first_tree_walk(d, w.dev);
+	w.state = first_tree_walk(d, w.dev, w.subvolumes);
 	if (w.state == TREE_PROTECTED) {
-		w = (struct tree_walk){.d = (__u64)d, .dev = w.dev, .names = 1};
+		w = (struct tree_walk){.d = (__u64)d, .dev = w.dev, .names = 1, .subvolumes = w.subvolumes};
 		bpf_loop(LG_TREE_DEPTH, tree_step, &w, 0);
 	}
 	*object = w.object;

@@ -29,6 +29,14 @@ CmdResult run_cmd(const std::vector<std::string>& argv);
 
 std::string cgroup_root();  // the cgroup v2 mount
 
+// The control run of the file tests: takes every program that refuses
+// changes to protected files off its hook, and waits until they are off.
+void take_path_hooks_off();
+
+// Where the file tests make their trees: $LIVEGUARD_TEST_ROOT, else /tmp
+// (the btrfs lane points it at a btrfs subvolume).
+std::string test_root();
+
 // Whether the suite runs against a guard whose links were removed after
 // load (the control run that shows each enforcement test can fail).
 bool sabotaged();

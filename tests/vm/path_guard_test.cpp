@@ -34,46 +34,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRoot = "/tmp/lgpath";
+const std::string kRoot = test_root() + "/lgpath";
 const std::string kTree = kRoot + "/home/.hermes";
 const std::string kOutside = kRoot + "/outside";
-
-// The programs that refuse changes to protected files: the control run
-// takes every one of them off.
-const char* const kPathPrograms[] = {
-    "lg_file_open",      "lg_file_permission", "lg_file_receive",   "lg_inode_create",
-    "lg_inode_unlink",   "lg_inode_rmdir",     "lg_inode_link",     "lg_inode_symlink",
-    "lg_inode_mkdir",    "lg_inode_mknod",     "lg_inode_rename",   "lg_inode_setattr",
-    "lg_inode_setxattr", "lg_inode_removexattr", "lg_file_ioctl",
-    // 6.2 and later only (ACLs reach inode_setxattr before that):
-    "lg_inode_set_acl",  "lg_inode_remove_acl",
-};
-
-void take_path_hooks_off() {
-    std::vector<__u32> ids;
-    for (const char* p : kPathPrograms) {
-        std::string pin = std::string("/sys/fs/bpf/liveguard/link_") + p;
-        int fd = bpf_obj_get(pin.c_str());
-        if (fd >= 0) {
-            struct bpf_link_info info {};
-            __u32 len = sizeof info;
-            if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) ids.push_back(info.prog_id);
-            ::close(fd);
-        }
-        ::unlink(pin.c_str());
-    }
-    // Newer kernels take a program off its hook a while after its pin goes.
-    wait_until([&] {
-        for (auto id : ids) {
-            int p = bpf_prog_get_fd_by_id(id);
-            if (p >= 0) {
-                ::close(p);
-                return false;
-            }
-        }
-        return true;
-    });
-}
 
 // Every name below `dir` with its type, mode, owner, size, mtime and
 // content: equal before and after means nothing changed.

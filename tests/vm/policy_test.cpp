@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRoot = "/tmp/lgpolicy";
+const std::string kRoot = test_root() + "/lgpolicy";
 
 class PolicyFixture : public ::testing::Test {
 protected:

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/privileges.h"
+#include "kernel/btrfs_layout.h"
 #include "kernel/exec_words.h"
 #include "kernel/counters.h"
 #include "kernel/fmod_ret.h"
@@ -137,6 +138,12 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
     skel->rodata->lg_host_mnt_ns = host_namespace("mnt");
     skel->rodata->lg_host_net_ns = host_namespace("net");
+    if (auto btrfs = btrfs_layout()) {
+        skel->rodata->lg_btrfs_known = true;
+        skel->rodata->lg_btrfs_inode_vfs_inode = btrfs->inode_vfs_inode;
+        skel->rodata->lg_btrfs_inode_root = btrfs->inode_root;
+        skel->rodata->lg_btrfs_root_anon_dev = btrfs->root_anon_dev;
+    }
     if (attach == Attach::FmodRet) {
         auto plan = plan_fmod_ret(skel->obj);
         apply_fmod_ret(skel->obj, plan);
