@@ -16,6 +16,7 @@
 #include "base/cgroup.h"
 #include "base/json.h"
 #include "base/proc.h"
+#include "kernel/kernel_floor.h"
 #include "kernel/libbpf_log.h"
 #include "kernel/loader.h"
 #include "kernel/lsm_list.h"
@@ -48,12 +49,6 @@ const char* state_word(CheckState s) {
 
 }  // namespace
 
-std::pair<int, int> parse_kernel_version(const std::string& release) {
-    int major = 0, minor = 0;
-    if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return {0, 0};
-    return {major, minor};
-}
-
 bool DoctorReport::enforcement_possible() const {
     for (const auto& c : checks)
         if (c.state == CheckState::Fail) return false;
@@ -80,16 +75,33 @@ DoctorReport run_doctor() {
                           : "not running as root",
                      "run it with sudo: sudo liveguard-bpf doctor");
 
-    // 2. Kernel version: task storage keyed by pidfd needs 5.11.
+    // 2. Kernel version: the newest helper, map type or program kind the
+    // programs use, read from the embedded object (kernel/kernel_floor.h).
+    // Below it `load` fails in every form, audit-only included.
     struct utsname u {};
     ::uname(&u);
-    auto [maj, min] = parse_kernel_version(u.release);
-    if (maj > 5 || (maj == 5 && min >= 11))
-        add("kernel", CheckState::Ok, std::string("Linux ") + u.release);
-    else
-        add("kernel", CheckState::Fail,
-                     std::string("Linux ") + u.release + " is older than 5.11",
-                     "boot a kernel >= 5.11 with CONFIG_BPF_LSM=y");
+    std::string kernel = std::string("Linux ") + u.release;
+    try {
+        const KernelFloor& floor = kernel_floor();
+        std::string need = floor.version.str();
+        KernelVersion running = parse_kernel_version(u.release);
+        if (running == KernelVersion{})
+            add("kernel", CheckState::Warn,
+                "cannot read a version from the kernel release \"" + std::string(u.release) +
+                    "\"; the programs need " + need + " (" + floor.what + ")");
+        else if (running < floor.version)
+            add("kernel", CheckState::Fail,
+                kernel + " is older than " + need + ", which the programs need for " + floor.what,
+                "boot Linux >= " + need + " (the lsm form also needs CONFIG_BPF_LSM=y and bpf in lsm=; "
+                "the fmod_ret form needs neither)");
+        else if (!floor.warning().empty())
+            add("kernel", CheckState::Warn,
+                kernel + " (the programs need " + need + ": " + floor.what + "); " + floor.warning());
+        else
+            add("kernel", CheckState::Ok, kernel + " (the programs need " + need + ": " + floor.what + ")");
+    } catch (const std::exception& e) {
+        add("kernel", CheckState::Warn, kernel + "; the programs' kernel floor cannot be read: " + e.what());
+    }
 
     // 3. BTF, for CO-RE.
     if (::access("/sys/kernel/btf/vmlinux", R_OK) == 0)

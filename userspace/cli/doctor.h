@@ -29,7 +29,4 @@ DoctorReport run_doctor();
 std::string format_doctor_text(const DoctorReport& r);
 std::string format_doctor_json(const DoctorReport& r);
 
-// Parses "6.1.0-50-amd64" into {6, 1}; {0, 0} when unreadable.
-std::pair<int, int> parse_kernel_version(const std::string& release);
-
 }  // namespace liveguard

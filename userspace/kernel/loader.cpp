@@ -114,12 +114,20 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     std::set<std::string> present;
     std::map<std::string, std::string> unresolved;
     if (attach != Attach::AuditOnly) {
-        present = kernel_functions_among(newer_lsm_hook_functions(skel->obj));
+        // Judged by the function of the chosen form: a kernel built without
+        // CONFIG_BPF_LSM has security_inode_set_acl but no bpf_lsm_ one.
+        std::vector<std::string> newer;
+        struct bpf_program* p;
+        bpf_object__for_each_program(p, skel->obj) {
+            std::string_view hook = lsm_hook_of(p);
+            if (hook_newer_than_its_cover(hook)) newer.push_back(hook_function(hook, attach));
+        }
+        present = kernel_functions_among(newer);
         unresolved = unresolved_hooks(skel->obj, attach);
     }
     // A kernel older than the hook is no gap: an older hook sees the act.
     auto absent_newer = [&](std::string_view hook) {
-        return hook_newer_than_its_cover(hook) && !present.count("bpf_lsm_" + std::string(hook));
+        return hook_newer_than_its_cover(hook) && !present.count(hook_function(hook, attach));
     };
     std::vector<std::string> uncovered;
     struct bpf_program* prog;
