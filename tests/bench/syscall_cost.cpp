@@ -84,6 +84,7 @@
 #include "kernel/pinned_maps.h"
 #include "base/proc.h"
 #include "kernel/fmod_ret.h"
+#include "kernel/hook_args.h"
 #include "kernel/kernel_btf.h"
 #include "kernel/programs.h"
 #include "kernel/protected_cgroups.h"
@@ -470,11 +471,12 @@ public:
         if (liveguard::choose_attach().attach == liveguard::Attach::FmodRet)
             liveguard::apply_fmod_ret(skel_->obj, liveguard::plan_fmod_ret(skel_->obj));
         // Where the guard leaves a program out, so does the floor.
-        auto present = liveguard::kernel_functions_among(liveguard::newer_lsm_hook_functions(skel_->obj));
+        auto present = liveguard::kernel_functions_among(liveguard::newer_hook_functions(skel_->obj, liveguard::choose_attach().attach));
         struct bpf_program* prog;
         bpf_object__for_each_program(prog, skel_->obj) {
             std::string_view hook = liveguard::lsm_hook_of(prog);
-            if (liveguard::hook_newer_than_its_cover(hook) && !present.count("bpf_lsm_" + std::string(hook)))
+            if (liveguard::hook_newer_than_its_cover(hook) &&
+                !present.count(liveguard::hook_function(hook, liveguard::choose_attach().attach)))
                 bpf_program__set_autoload(prog, false);
         }
         if (int err = floor_bpf__load(skel_); err != 0) {

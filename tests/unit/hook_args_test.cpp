@@ -47,7 +47,7 @@ TEST(HookArgs, TheFunctionOfEachForm) {
 TEST(HookArgs, EveryHookResolvesOnThisMachinesKernel) {
     if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0) GTEST_SKIP() << "this kernel has no BTF";
     Skeleton skel = open_skeleton();
-    auto newer = kernel_functions_among(newer_lsm_hook_functions(skel->obj));
+    auto newer = kernel_functions_among(newer_hook_functions(skel->obj, liveguard::Attach::Lsm));
     for (auto attach : {Attach::Lsm, Attach::FmodRet})
         for (const auto& [hook, why] : unresolved_hooks(skel->obj, attach))
             if (!hook_newer_than_its_cover(hook) || newer.count("bpf_lsm_" + hook))

@@ -210,7 +210,7 @@ TEST_F(Cli, StatusListsProtectedProcessesAndSessions) {
 // both forms. One that did not would be left out, its door open.
 TEST_F(Lifecycle, EveryHookFindsItsArgumentsOnThisKernel) {
     liveguard::Skeleton skel = liveguard::open_skeleton();
-    auto newer = liveguard::kernel_functions_among(liveguard::newer_lsm_hook_functions(skel->obj));
+    auto newer = liveguard::kernel_functions_among(liveguard::newer_hook_functions(skel->obj, liveguard::Attach::Lsm));
     std::size_t hooks = liveguard::declared_hook_args(skel->obj).size();
     EXPECT_GT(hooks, 30u);
     for (auto attach : {liveguard::Attach::Lsm, liveguard::Attach::FmodRet}) {

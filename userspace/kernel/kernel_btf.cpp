@@ -47,14 +47,6 @@ const struct btf_type* kernel_function_proto(const struct btf& btf, const std::s
     return proto && btf_is_func_proto(proto) ? proto : nullptr;
 }
 
-std::optional<int> kernel_function_args(const std::string& name) {
-    const struct btf* btf = vmlinux_btf().btf.get();
-    if (!btf) return std::nullopt;
-    const struct btf_type* proto = kernel_function_proto(*btf, name);
-    if (!proto) return std::nullopt;
-    return static_cast<int>(btf_vlen(proto));
-}
-
 std::set<std::string> kernel_functions_among(const std::vector<std::string>& names) {
     std::set<std::string> present;
     const struct btf* btf = vmlinux_btf().btf.get();

@@ -20,9 +20,6 @@ const struct btf& kernel_btf(const std::string& needed_for);
 // The prototype of the kernel function `name`, or nullptr.
 const struct btf_type* kernel_function_proto(const struct btf& btf, const std::string& name);
 
-// How many arguments the kernel function `name` takes, from the running
-// kernel's BTF; nothing when it is not there (or there is no BTF).
-std::optional<int> kernel_function_args(const std::string& name);
 // Which of `names` are functions of the running kernel; none when it has
 // no BTF.
 std::set<std::string> kernel_functions_among(const std::vector<std::string>& names);

@@ -116,13 +116,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     if (attach != Attach::AuditOnly) {
         // Judged by the function of the chosen form: a kernel built without
         // CONFIG_BPF_LSM has security_inode_set_acl but no bpf_lsm_ one.
-        std::vector<std::string> newer;
-        struct bpf_program* p;
-        bpf_object__for_each_program(p, skel->obj) {
-            std::string_view hook = lsm_hook_of(p);
-            if (hook_newer_than_its_cover(hook)) newer.push_back(hook_function(hook, attach));
-        }
-        present = kernel_functions_among(newer);
+        present = kernel_functions_among(newer_hook_functions(skel->obj, attach));
         unresolved = unresolved_hooks(skel->obj, attach);
     }
     // A kernel older than the hook is no gap: an older hook sees the act.

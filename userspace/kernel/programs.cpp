@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "kernel/hook_args.h"
 #include "kernel/skeleton.h"
 
 namespace liveguard {
@@ -43,12 +44,12 @@ std::string_view lsm_hook_of(const struct bpf_program* prog) {
     return starts_with(section, "lsm/") ? section.substr(4) : std::string_view();
 }
 
-std::vector<std::string> newer_lsm_hook_functions(struct bpf_object* obj) {
+std::vector<std::string> newer_hook_functions(struct bpf_object* obj, Attach attach) {
     std::vector<std::string> out;
     struct bpf_program* prog;
     bpf_object__for_each_program(prog, obj) {
         std::string_view hook = lsm_hook_of(prog);
-        if (hook_newer_than_its_cover(hook)) out.push_back("bpf_lsm_" + std::string(hook));
+        if (hook_newer_than_its_cover(hook)) out.push_back(hook_function(hook, attach));
     }
     return out;
 }

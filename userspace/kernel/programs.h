@@ -37,8 +37,9 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode);
 bool hook_newer_than_its_cover(std::string_view hook);
 // The hook of an lsm/ program ("task_kill"); empty for any other program.
 std::string_view lsm_hook_of(const struct bpf_program* prog);
-// The bpf_lsm_* functions of the object's programs on such newer hooks.
-std::vector<std::string> newer_lsm_hook_functions(struct bpf_object* obj);
+// The functions the object's programs on such newer hooks attach to in
+// `attach` form (bpf_lsm_* or security_*).
+std::vector<std::string> newer_hook_functions(struct bpf_object* obj, Attach attach);
 
 // Where the programs of `mode` attach: their section names
 // ("lsm/task_kill", ...), in the object's order.
