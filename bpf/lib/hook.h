@@ -25,11 +25,14 @@
  * names the kernel does not have is left out by the loader and named.
  *
  * Arguments are given as type, name pairs (up to six); the body sees
- * them as typed parameters, and `ret`, the verdict of the LSMs before. */
+ * them as typed parameters, and `ret`, the verdict of the LSMs before.
+ * Each hook declares a second program, `name_twin`, with the same body,
+ * which the loader attaches in the fmod_ret form only (lib/twins.h). */
 #ifndef LG_BPF_HOOK_H
 #define LG_BPF_HOOK_H
 
 #include "common.h"
+#include "twins.h"
 
 #define ___lg_fields0()
 #define ___lg_fields2(t, n) __u64 n;
@@ -61,17 +64,22 @@
 #define ___lg_cat2(a, b) a##b
 #define ___lg_apply(m, ...) ___lg_cat(m, ___lg_count(__VA_ARGS__))(__VA_ARGS__)
 
+#define ___lg_prog(hook, name, prog, ret_read, ...)                                        \
+	SEC("lsm/" #hook)                                                                    \
+	int prog(struct lg_args_##hook *__args)                                              \
+	{                                                                                    \
+		return ____##name(ret_read ___lg_apply(___lg_reads, ##__VA_ARGS__));         \
+	}
+
+/* The program and its twin (lib/twins.h), one body. */
 #define ___lg_hook(hook, name, ret_param, ret_read, ...)                                     \
 	struct lg_args_##hook {                                                              \
 		__u64 ret;                                                                   \
 		___lg_apply(___lg_fields, ##__VA_ARGS__)                                     \
 	} __attribute__((preserve_access_index));                                            \
 	static __always_inline int ____##name(ret_param ___lg_apply(___lg_params, ##__VA_ARGS__)); \
-	SEC("lsm/" #hook)                                                                    \
-	int name(struct lg_args_##hook *__args)                                              \
-	{                                                                                    \
-		return ____##name(ret_read ___lg_apply(___lg_reads, ##__VA_ARGS__));         \
-	}                                                                                    \
+	___lg_prog(hook, name, name, ret_read, ##__VA_ARGS__)                                \
+	___lg_prog(hook, name, ___lg_cat(name, LG_TWIN_SUFFIX), ret_read, ##__VA_ARGS__)     \
 	static __always_inline int ____##name(ret_param ___lg_apply(___lg_params, ##__VA_ARGS__))
 
 /* A hook that returns a verdict: the body sees `ret` as well. */

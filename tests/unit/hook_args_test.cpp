@@ -30,11 +30,29 @@ TEST(HookArgs, EveryLsmProgramDeclaresTheArgumentsItReads) {
     bpf_object__for_each_program(prog, skel->obj) {
         std::string hook(lsm_hook_of(prog));
         if (hook.empty()) continue;
-        ++lsm;
+        // A hook's twin shares its program's struct (bpf/lib/twins.h).
+        if (!is_twin(prog)) ++lsm;
         EXPECT_TRUE(declared.count(hook)) << bpf_program__name(prog) << " (lsm/" << hook
                                           << ") reads its arguments by position: declare it with LG_HOOK";
     }
     EXPECT_EQ(declared.size(), lsm) << "one lg_args struct per LSM program";
+}
+
+// Every hook has its twin for the fmod_ret form, and nothing else is one.
+TEST(HookArgs, EveryHookHasATwin) {
+    Skeleton skel = open_skeleton();
+    std::set<std::string> firsts, twins;
+    struct bpf_program* prog;
+    bpf_object__for_each_program(prog, skel->obj) {
+        std::string name = bpf_program__name(prog);
+        if (lsm_hook_of(prog).empty()) {
+            EXPECT_FALSE(is_twin(prog)) << name;
+            continue;
+        }
+        (is_twin(prog) ? twins : firsts).insert(is_twin(prog) ? name.substr(0, name.size() - 5) : name);
+    }
+    EXPECT_FALSE(firsts.empty());
+    EXPECT_EQ(firsts, twins);
 }
 
 TEST(HookArgs, TheFunctionOfEachForm) {

@@ -161,3 +161,13 @@ TEST(RunProtocol, TheSessionsEndIsFoundAmongOtherLines) {
     EXPECT_FALSE(find_session_end(lines, (1ULL << 63) | 7));
     EXPECT_FALSE(find_session_end({}, mine.session_cgroup_id));
 }
+
+TEST(RunProtocol, SyncNeedsNoName) {
+    auto parsed = parse_run_request(R"({"op":"sync"})");
+    ASSERT_TRUE(std::holds_alternative<RunRequest>(parsed));
+    EXPECT_EQ(std::get<RunRequest>(parsed).op, RunOp::Sync);
+    EXPECT_EQ(format_run_request(RunRequest{"", RunOp::Sync}), R"({"op":"sync"})");
+    auto other = parse_run_request(R"({"op":"stop"})");
+    ASSERT_TRUE(std::holds_alternative<std::string>(other));
+    EXPECT_NE(std::get<std::string>(other).find("\"sync\""), std::string::npos);
+}

@@ -305,3 +305,196 @@ TEST_F(AutoSession, WithoutAWatcherAnUnprivilegedRunStartsNothing) {
     EXPECT_FALSE(fs::exists(marker)) << "the command ran outside any session";
     EXPECT_NE(r.err.find("watcher"), std::string::npos) << r.err;
 }
+
+// --- what pytest's own report says ------------------------------------------
+
+namespace {
+
+// One test swallows the refusal of its kill (as cleanup code catching
+// OSError would), one signals only its own child, one kills through
+// pkill in a child: the line numbers below are the file's.
+const char* kReportTest =
+    "import os, signal, subprocess\n"                                          // 1
+    "GW = int(os.environ['LG_GATEWAY'])\n"                                     // 2
+    "def test_swallows_the_refusal():\n"                                       // 3
+    "    try:\n"                                                               // 4
+    "        os.kill(GW, signal.SIGTERM)\n"                                    // 5
+    "    except OSError:\n"                                                    // 6
+    "        pass\n"                                                           // 7
+    "def test_signals_its_own_child():\n"                                      // 8
+    "    p = subprocess.Popen(['sleep', '100'])\n"                             // 9
+    "    os.kill(p.pid, signal.SIGTERM)\n"                                     // 10
+    "    p.wait()\n"                                                           // 11
+    "def test_pkills_the_gateway():\n"                                         // 12
+    "    subprocess.run(['pkill', '-TERM', 'lg-report-gatew'])\n";    // 13
+
+// The same acts as a plugin-less run sees them: os.kill, pkill, and a C
+// extension's kill (ctypes stands in for one).
+const char* kNamedTest =
+    "import ctypes, os, signal, subprocess\n"
+    "GW = int(os.environ['LG_GATEWAY'])\n"
+    "def test_by_os_kill():\n"
+    "    try:\n"
+    "        os.kill(GW, signal.SIGTERM)\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "def test_by_pkill():\n"
+    "    subprocess.run(['pkill', '-TERM', 'lg-report-gatew'])\n"
+    "def test_by_c_code():\n"
+    "    ctypes.CDLL(None, use_errno=True).kill(GW, signal.SIGTERM)\n";
+
+// Two tests for two workers, each refused once.
+const char* kXdistTest =
+    "import os, signal\n"
+    "GW = int(os.environ['LG_GATEWAY'])\n"
+    "def test_first_worker_kill():\n"
+    "    try: os.kill(GW, signal.SIGTERM)\n"
+    "    except OSError: pass\n"
+    "def test_second_worker_kill():\n"
+    "    try: os.kill(GW, signal.SIGKILL)\n"
+    "    except OSError: pass\n";
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+    return n;
+}
+
+// A virtualenv with nothing of liveguard's in it: pytest and what it
+// imports copied from Debian's packages into its site-packages, as a
+// user's `pip install pytest` would have put them there (PyPI is out of
+// reach here).
+std::string make_bare_venv() {
+    std::string venv = kDir + "/venv";
+    auto r = run_cmd({"/usr/bin/python3", "-m", "venv", "--without-pip", venv});
+    if (r.status != 0) return "";
+    auto site = run_cmd({venv + "/bin/python3", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+    std::string dst = site.out.substr(0, site.out.find('\n'));
+    auto mods = run_cmd({"/usr/bin/python3", "-c",
+                         "import sys, os, pytest, _pytest.config, pluggy, iniconfig, packaging\n"
+                         "import _pytest.python, _pytest.terminal, _pytest.warnings\n"
+                         "seen = set()\n"
+                         "for m in list(sys.modules.values()):\n"
+                         "    f = getattr(m, '__file__', None) or ''\n"
+                         "    if '/dist-packages/' not in f: continue\n"
+                         "    top = f.split('/dist-packages/')[0] + '/dist-packages/' + f.split('/dist-packages/')[1].split('/')[0]\n"
+                         "    if top not in seen: seen.add(top); print(top)\n"});
+    if (mods.status != 0 || dst.empty()) return "";
+    std::size_t pos = 0;
+    while (pos < mods.out.size()) {
+        auto nl = mods.out.find('\n', pos);
+        std::string src = mods.out.substr(pos, nl - pos);
+        pos = nl == std::string::npos ? mods.out.size() : nl + 1;
+        if (src.empty() || src.find("liveguard") != std::string::npos) continue;
+        fs::copy(src, dst + "/" + fs::path(src).filename().string(), fs::copy_options::recursive);
+    }
+    run_cmd({"chmod", "-R", "a+rX", venv});
+    return venv;
+}
+
+}  // namespace
+
+// The plugin installed where pytest finds it: the test that swallowed its
+// refusal still passes, but its report has a section saying what was
+// refused, to whom and from which line, and a LiveguardRefusal warning;
+// the test that signalled only its own child has neither.
+TEST_F(AutoSessionGuard, APytestReportShowsEachRefusalOnItsTest) {
+    load_auto();
+    write_file(kDir + "/test_report.py", kReportTest);
+    Target gw({.uid = kNobody, .name = "lg-report-gateway"});
+    protect(gw.pid());
+    auto r = as_nobody({"/usr/bin/python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", kDir + "/test_report.py"},
+                       gw.pid());
+    std::printf("%s\n", r.out.c_str());
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("3 passed"), std::string::npos) << r.out;
+    EXPECT_TRUE(gw.untouched());
+    EXPECT_EQ(count_of(r.out, "liveguard refusals (call)"), 2u) << r.out;
+    EXPECT_NE(r.out.find("to lg-report-gatew"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("protected by: liveguard-bpf protect"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("test_report.py:5: os.kill(GW, signal.SIGTERM)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("this test's own process"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("pkill["), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("started by this test"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("test_report.py:13: subprocess.run"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("LiveguardRefusal"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("test_report.py::test_swallows_the_refusal: 1 refused"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("test_report.py::test_pkills_the_gateway: 1 refused"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("test_signals_its_own_child: "), std::string::npos) << r.out;
+}
+
+TEST_F(AutoSessionGuard, LiveguardStrictFailsExactlyTheRefusedTests) {
+    load_auto();
+    write_file(kDir + "/test_report.py", kReportTest);
+    Target gw({.uid = kNobody, .name = "lg-report-gateway"});
+    protect(gw.pid());
+    auto r = as_nobody({"/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--liveguard-strict",
+                        kDir + "/test_report.py"},
+                       gw.pid());
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("2 failed, 1 passed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("FAILED test_report.py::test_swallows_the_refusal"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("FAILED test_report.py::test_pkills_the_gateway"), std::string::npos) << r.out;
+    EXPECT_TRUE(gw.untouched());
+}
+
+TEST_F(AutoSessionGuard, WarningsAsErrorsMakeARefusalAnError) {
+    load_auto();
+    write_file(kDir + "/test_report.py", kReportTest);
+    Target gw({.uid = kNobody, .name = "lg-report-gateway"});
+    protect(gw.pid());
+    auto r = as_nobody({"/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
+                        "error::liveguard_pytest.LiveguardRefusal", kDir + "/test_report.py"},
+                       gw.pid());
+    EXPECT_NE(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("ERROR test_report.py::test_swallows_the_refusal"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("ERROR test_report.py::test_signals_its_own_child"), std::string::npos) << r.out;
+    EXPECT_TRUE(gw.untouched());
+}
+
+// Nothing of liveguard's in the interpreter: each refusal still names its
+// test, read from the pytest process (PYTEST_CURRENT_TEST) or the child's
+// inherited environment.
+TEST_F(AutoSessionGuard, WithoutThePluginEachRefusalNamesItsTest) {
+    load_auto();
+    std::string venv = make_bare_venv();
+    ASSERT_FALSE(venv.empty()) << "could not make a virtualenv with pytest";
+    auto probe = run_cmd({venv + "/bin/python3", "-c",
+                          "import importlib.metadata as m; print([e.name for e in m.entry_points(group='pytest11')])"});
+    ASSERT_EQ(probe.out.find("liveguard"), std::string::npos) << "the venv sees the plugin: " << probe.out;
+    write_file(kDir + "/test_named.py", kNamedTest);
+    Target gw({.uid = kNobody, .name = "lg-report-gateway"});
+    protect(gw.pid());
+    auto r = as_nobody({venv + "/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        kDir + "/test_named.py"},
+                       gw.pid());
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(r.out.find("liveguard"), std::string::npos) << "the plugin ran: " << r.out;
+    EXPECT_TRUE(gw.untouched());
+    for (const char* test : {"test_named.py::test_by_os_kill", "test_named.py::test_by_pkill",
+                             "test_named.py::test_by_c_code"})
+        EXPECT_TRUE(wait_until([&] { return journal_names(gw.pid(), test); }, 5000))
+            << test << " is named by no refusal; the journal ends:\n" << [] {
+                   auto j = read_file(kJournal).value_or("");
+                   return j.substr(j.size() > 3000 ? j.size() - 3000 : 0);
+               }();
+}
+
+TEST_F(AutoSessionGuard, EachXdistWorkersRefusalLandsOnItsTest) {
+    load_auto();
+    if (run_cmd({"/usr/bin/python3", "-c", "import xdist"}).status != 0) GTEST_SKIP() << "python3-pytest-xdist missing";
+    write_file(kDir + "/test_xdist.py", kXdistTest);
+    Target gw({.uid = kNobody, .name = "lg-report-gateway"});
+    protect(gw.pid());
+    auto r = as_nobody({"/usr/bin/python3", "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-n", "2",
+                        kDir + "/test_xdist.py"},
+                       gw.pid());
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_TRUE(gw.untouched());
+    EXPECT_NE(r.out.find("test_xdist.py::test_first_worker_kill: 1 refused"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("test_xdist.py::test_second_worker_kill: 1 refused"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("sent SIGTERM"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("sent SIGKILL"), std::string::npos) << r.out;
+    for (const char* test : {"test_xdist.py::test_first_worker_kill", "test_xdist.py::test_second_worker_kill"})
+        EXPECT_TRUE(wait_until([&] { return journal_names(gw.pid(), test); }, 5000)) << test;
+}

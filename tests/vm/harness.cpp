@@ -115,20 +115,25 @@ const char* const kPathPrograms[] = {
 
 }  // namespace
 
-void take_path_hooks_off() {
+// Removes the link pins of `programs`, each with its twin's where the form
+// attaches twins (fmod_ret: bpf/lib/twins.h), and waits until the
+// programs are off their hooks: newer kernels take a program off a while
+// after its pin goes.
+void take_links_off(const std::vector<std::string>& programs) {
     std::vector<__u32> ids;
-    for (const char* p : kPathPrograms) {
-        std::string pin = std::string("/sys/fs/bpf/liveguard/link_") + p;
-        int fd = bpf_obj_get(pin.c_str());
-        if (fd >= 0) {
-            struct bpf_link_info info {};
-            __u32 len = sizeof info;
-            if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) ids.push_back(info.prog_id);
-            ::close(fd);
+    for (const auto& p : programs) {
+        for (const std::string& name : {p, p + "_twin"}) {
+            std::string pin = "/sys/fs/bpf/liveguard/link_" + name;
+            int fd = bpf_obj_get(pin.c_str());
+            if (fd >= 0) {
+                struct bpf_link_info info {};
+                __u32 len = sizeof info;
+                if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) ids.push_back(info.prog_id);
+                ::close(fd);
+            }
+            ::unlink(pin.c_str());
         }
-        ::unlink(pin.c_str());
     }
-    // Newer kernels take a program off its hook a while after its pin goes.
     wait_until([&] {
         for (auto id : ids) {
             int p = bpf_prog_get_fd_by_id(id);
@@ -140,6 +145,8 @@ void take_path_hooks_off() {
         return true;
     });
 }
+
+void take_path_hooks_off() { take_links_off(std::vector<std::string>(std::begin(kPathPrograms), std::end(kPathPrograms))); }
 
 std::string test_root() {
     const char* v = ::getenv("LIVEGUARD_TEST_ROOT");
@@ -417,23 +424,7 @@ namespace lgtest {
 
 void sabotage_if_control() {
     if (!sabotaged()) return;
-    const char* pin = "/sys/fs/bpf/liveguard/link_lg_task_kill";
-    __u32 prog_id = 0;
-    int fd = bpf_obj_get(pin);
-    if (fd >= 0) {
-        struct bpf_link_info info {};
-        __u32 len = sizeof info;
-        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) prog_id = info.prog_id;
-        ::close(fd);
-    }
-    ::unlink(pin);
-    // Newer kernels take the program off its hook a while after the pin
-    // goes (see Guard::unload): the control run starts once it is off.
-    wait_until([&] {
-        int p = prog_id ? bpf_prog_get_fd_by_id(prog_id) : -1;
-        if (p >= 0) ::close(p);
-        return p < 0;
-    });
+    take_links_off({"lg_task_kill"});
 }
 
 bool wait_until(const std::function<bool()>& pred, int ms) {

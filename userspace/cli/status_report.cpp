@@ -17,6 +17,7 @@
 #include "kernel/pinned_maps.h"
 #include "kernel/pins.h"
 #include "kernel/session_registry.h"
+#include "kernel/skipped_runs.h"
 #include "service/daemon.h"
 #include "sessions/process_sessions.h"
 
@@ -104,6 +105,7 @@ StatusReport gather_status() {
     if (r.watcher) r.watcher_json = read_watcher_state_json();
     if (r.watcher_json) r.watcher_state = parse_watcher_state(*r.watcher_json);
     r.counters = read_counters(maps.counters.get());
+    r.skipped = skipped_runs();
     std::string mount;
     try {
         mount = cgroup2_mount();
@@ -177,6 +179,13 @@ std::string format_status_text(const StatusReport& r) {
     appendf(out, "refusals: %s\n", refusals.c_str());
     appendf(out, "events lost (ring buffer full): %llu\n",
             static_cast<unsigned long long>(r.counters[LG_COUNTER_EVENTS_LOST]));
+    if (!r.skipped.empty()) {
+        // The kernel's own count; in the fmod_ret form a hook's twin checked
+        // what its other program skipped, unless both were busy at once.
+        std::string list;
+        for (const auto& [prog, n] : r.skipped) list += (list.empty() ? "" : ", ") + prog + " " + std::to_string(n);
+        appendf(out, "runs the kernel skipped (program busy on that CPU): %s\n", list.c_str());
+    }
     if (r.counters[LG_COUNTER_INHERIT_FAILED])
         appendf(out, "WARNING: %llu children of protected supervisors could not be marked\n",
                 static_cast<unsigned long long>(r.counters[LG_COUNTER_INHERIT_FAILED]));
@@ -235,6 +244,11 @@ std::string format_status_json(const StatusReport& r) {
         .raw("watcher", r.watcher_json.value_or("null"))
         .raw("sessions", sessions.done())
         .raw("counters", counters_json(r.counters))
+        .raw("skipped_runs", [&] {
+            json::ObjectWriter w;
+            for (const auto& [prog, n] : r.skipped) w.unum(prog, n);
+            return w.done();
+        }())
         .done();
 }
 

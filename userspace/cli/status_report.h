@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,8 @@ struct StatusReport {
     std::optional<WatcherState> watcher_state;
     std::vector<StatusSession> sessions;
     CounterValues counters{};
+    // Runs of each program the kernel skipped (kernel/skipped_runs.h).
+    std::map<std::string, std::uint64_t> skipped;
 };
 
 StatusReport gather_status();

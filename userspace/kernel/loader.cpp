@@ -126,7 +126,8 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     std::vector<std::string> uncovered;
     struct bpf_program* prog;
     bpf_object__for_each_program(prog, skel->obj) {
-        bool runs = program_runs_in(prog, mode);
+        // A hook's twin runs in the fmod_ret form only (bpf/lib/twins.h).
+        bool runs = program_runs_in(prog, mode) && (attach == Attach::FmodRet || !is_twin(prog));
         std::string hook(lsm_hook_of(prog));
         if (runs && !hook.empty() && absent_newer(hook)) {
             runs = false;

@@ -39,6 +39,13 @@ bool hook_newer_than_its_cover(std::string_view hook) {
     return hook == "inode_set_acl" || hook == "inode_remove_acl";
 }
 
+bool is_twin(const struct bpf_program* prog) {
+    std::string_view name = bpf_program__name(prog);
+    constexpr std::string_view suffix = "_twin";
+    return !lsm_hook_of(prog).empty() && name.size() > suffix.size() &&
+           name.substr(name.size() - suffix.size()) == suffix;
+}
+
 std::string_view lsm_hook_of(const struct bpf_program* prog) {
     std::string_view section = bpf_program__section_name(prog);
     return starts_with(section, "lsm/") ? section.substr(4) : std::string_view();

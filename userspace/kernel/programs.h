@@ -35,6 +35,10 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode);
 // same act there: before 6.2 a POSIX ACL was set through inode_setxattr,
 // and inode_set_acl did not exist. A kernel without one is no gap.
 bool hook_newer_than_its_cover(std::string_view hook);
+// The second program of a hook, which only the fmod_ret form attaches:
+// there the kernel skips a program already running on the CPU, preempted
+// tasks included (bpf/lib/twins.h).
+bool is_twin(const struct bpf_program* prog);
 // The hook of an lsm/ program ("task_kill"); empty for any other program.
 std::string_view lsm_hook_of(const struct bpf_program* prog);
 // The functions the object's programs on such newer hooks attach to in

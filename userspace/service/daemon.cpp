@@ -86,6 +86,13 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     });
     sessions.apply_policy(policy);
     RunBroker broker(maps, [&](const BrokeredSession& b) { sessions.adopt(b.id, b.root_pid, b.name); });
+    broker.on_sync([&collector] {
+        try {
+            collector.poll(0);
+        } catch (const std::exception& e) {
+            watcher_log(std::string("error: collecting events: ") + e.what());
+        }
+    });
     // For people and `status` only: the watcher is addressed by its socket.
     write_watcher_pid_file(::getpid());
     int retries = 0;

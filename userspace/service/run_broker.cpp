@@ -19,6 +19,7 @@
 #include <variant>
 
 #include "base/error.h"
+#include "base/json.h"
 #include "base/paths.h"
 #include "base/proc.h"
 #include "events/session_info.h"
@@ -88,11 +89,13 @@ std::optional<std::string> read_request(int conn, Clock::duration timeout) {
     }
 }
 
-void send_reply(int conn, const RunReply& reply) {
-    std::string line = format_run_reply(reply) + "\n";
+void send_line(int conn, std::string line) {
+    line += "\n";
     // The reply is small and the socket's buffer empty: one send does it.
     (void)::send(conn, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
+
+void send_reply(int conn, const RunReply& reply) { send_line(conn, format_run_reply(reply)); }
 
 // A pidfd for the very process that connected when the kernel can give
 // one (SO_PEERPIDFD), else for whichever process has its pid now, which
@@ -240,6 +243,11 @@ void RunBroker::serve(int conn) {
         auto parsed = parse_run_request(*line);
         if (auto* why = std::get_if<std::string>(&parsed)) throw Refusal{*why};
         request = std::get<RunRequest>(std::move(parsed));
+        if (request->op == RunOp::Sync) {
+            if (on_sync_) on_sync_();
+            send_line(conn, json::ObjectWriter().boolean("ok", true).done());
+            return;
+        }
 
         UniqueFd pidfd = peer_pidfd(conn, peer);
         check_peer(conn, pidfd.get(), peer);

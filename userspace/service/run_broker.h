@@ -1,6 +1,7 @@
 #pragma once
 // The watcher's side of an unprivileged `run`: a unix socket any user may
-// connect to. The connecting process (checked with SO_PEERCRED) asks to
+// connect to. It also answers "sync" (the pytest plugin's: journal what
+// was refused so far, then reply), which acts on nothing but the journal. The connecting process (checked with SO_PEERCRED) asks to
 // become the root of a new session before it execs its command; one that
 // is already a member stays in its session. It can only restrict itself:
 // nothing sent over the socket names another process or changes
@@ -42,6 +43,10 @@ public:
 
     int fd() const { return listen_.get(); }
 
+    // Called for a "sync" request before its reply: journals the refusals
+    // the kernel has reported so far.
+    void on_sync(std::function<void()> f) { on_sync_ = std::move(f); }
+
     // Accepts and answers every pending connection; never throws (a bad
     // request gets an error reply and a log line). Each connection gets
     // about a second to send its request, and a call stops taking new
@@ -54,6 +59,7 @@ private:
 
     const PinnedMaps& maps_;
     std::function<void(const BrokeredSession&)> on_started_;
+    std::function<void()> on_sync_;
     UniqueFd listen_;
     ino_t socket_ino_ = 0;  // the socket file this broker bound
 };

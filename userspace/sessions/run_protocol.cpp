@@ -41,6 +41,7 @@ std::string default_session_name(std::string_view command) {
 }
 
 std::string format_run_request(const RunRequest& request) {
+    if (request.op == RunOp::Sync) return json::ObjectWriter().str("op", "sync").done();
     return json::ObjectWriter().str("op", "start").str("name", request.name).done();
 }
 
@@ -60,7 +61,9 @@ std::variant<RunRequest, std::string> parse_run_request(std::string_view line) {
     if (!obj) return std::string("the request is not one JSON object");
     auto op = obj->find("op");
     if (op == obj->end()) return std::string("the request has no \"op\"");
-    if (op->second != "start") return "unknown op \"" + op->second + "\" (only \"start\" is served)";
+    if (op->second == "sync") return RunRequest{"", RunOp::Sync};
+    if (op->second != "start")
+        return "unknown op \"" + op->second + "\" (\"start\" and \"sync\" are served)";
     auto name = obj->find("name");
     if (name == obj->end()) return std::string("the request has no \"name\"");
     if (auto why = validate_session_name(name->second)) return *why;

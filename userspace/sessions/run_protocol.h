@@ -8,6 +8,13 @@
 //             "test_log_dir":"/run/liveguard/tests/9223372036854775809"}
 //   or       {"ok":false,"error":"..."}
 //
+//   request  {"op":"sync"}
+//   reply    {"ok":true}
+//
+// "sync" asks the watcher to journal every refusal the kernel has
+// reported so far before it replies: the pytest plugin sends it as a test
+// ends, then reads that test's refusals from the journal.
+//
 // "session" is a decimal string (process session ids use bit 63, beyond
 // what a JSON number holds exactly). "joined" is true when the requester
 // already was a member of a live session, which it then stays in; its
@@ -29,8 +36,11 @@ inline constexpr std::size_t kRunMessageMax = 4096;
 // The longest session name, in bytes.
 inline constexpr std::size_t kSessionNameMax = 64;
 
+enum class RunOp { Start, Sync };
+
 struct RunRequest {
-    std::string name;  // valid (validate_session_name)
+    std::string name;  // valid (validate_session_name); Start only
+    RunOp op = RunOp::Start;
 };
 
 struct RunReply {
@@ -55,7 +65,8 @@ std::string format_run_request(const RunRequest& request);
 std::string format_run_reply(const RunReply& reply);
 
 // A request line: the request, or the error to reply with (not one JSON
-// object, an op other than "start", a missing or invalid name).
+// object, an op other than "start" and "sync", a start without a valid
+// name).
 std::variant<RunRequest, std::string> parse_run_request(std::string_view line);
 
 // A reply line; nothing when it is not one (no "ok", or ok without a
