@@ -110,6 +110,31 @@ TEST(Cli, JsonFlags) {
     EXPECT_EQ(parse({"load", "--json"}).exit_code, 2);
 }
 
+TEST(Cli, EventsLinesCountsEarlierEvents) {
+    EXPECT_FALSE(options_of<EventsOptions>({"events"}).lines) << "unset: 10, or all since --since";
+    EXPECT_EQ(options_of<EventsOptions>({"events", "-n", "5"}).lines, 5u);
+    EXPECT_EQ(options_of<EventsOptions>({"events", "--lines", "0", "--no-follow"}).lines, 0u);
+    EXPECT_EQ(options_of<EventsOptions>({"events", "--lines=250", "--since", "10m"}).lines, 250u);
+}
+
+TEST(Cli, EventsBadLinesIsAUsageErrorThatSaysWhatFits) {
+    for (std::vector<const char*> args : {std::vector<const char*>{"events", "-n", "-1"},
+                                          {"events", "--lines=-3"},
+                                          {"events", "-n", "ten"},
+                                          {"events", "-n", "1.5"},
+                                          {"events", "--lines", ""},
+                                          {"events", "-n", "99999999999"},
+                                          {"events", "-n"}}) {
+        std::string typed = args.back();
+        auto r = parse(args);
+        EXPECT_FALSE(r.command) << typed;
+        EXPECT_EQ(r.exit_code, 2) << typed;
+        EXPECT_NE(r.err.find("--lines"), std::string::npos) << typed << ": " << r.err;
+    }
+    auto r = parse({"events", "-n", "ten"});
+    EXPECT_NE(r.err.find("'ten' is not a count of events"), std::string::npos) << r.err;
+}
+
 TEST(Cli, VerboseAnywhere) {
     EXPECT_TRUE(parse({"-v", "load"}).command->verbose);
     EXPECT_TRUE(parse({"load", "--verbose"}).command->verbose);

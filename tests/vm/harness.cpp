@@ -382,7 +382,7 @@ std::vector<std::string> drain_events() {
     std::string now = liveguard::format_utc(liveguard::realtime_now_ns());
     if (lg({"status"}).out.find("policy watcher: running") == std::string::npos || since.empty()) {
         since = now;
-        return event_lines({"events", "--json", "--no-follow"});
+        return event_lines({"events", "--json", "--no-follow", "-n", "0"});
     }
     std::vector<std::string> lines = event_lines({"events", "--json", "--no-follow", "--since", since});
     for (int i = 0; i < 20; ++i) {

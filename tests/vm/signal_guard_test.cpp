@@ -395,6 +395,32 @@ TEST_F(Guard, EachRefusalIsExactlyOneEvent) {
     }
 }
 
+// `events` starts as tail does, with the journal's last events: right after
+// a session, --no-follow prints its refusal, and -n 0 (only what is new)
+// nothing.
+TEST_F(Guard, EventsStartsWithTheJournalsLastEvents) {
+    Target t;
+    protect(t.pid());
+    drain_events();
+    auto r = lg({"run", "--", "sh", "-c", "kill -TERM " + std::to_string(t.pid())});
+    EXPECT_NE(r.status, 0) << r.out << r.err;
+    EXPECT_TRUE(t.untouched());
+    // A policy watcher, when one runs, journals the refusal a poll later.
+    std::string target_key = "\"target_pid\":" + std::to_string(t.pid()) + ",";
+    CmdResult last;
+    for (int i = 0; i < 20; ++i) {
+        last = lg({"events", "--no-follow", "--json"});
+        if (last.out.find(target_key) != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+    EXPECT_EQ(last.status, 0) << last.err;
+    EXPECT_NE(last.out.find(target_key), std::string::npos) << last.out;
+    EXPECT_NE(last.out.find("\"verdict\":\"denied\""), std::string::npos) << last.out;
+    auto none = lg({"events", "-n", "0", "--no-follow"});
+    EXPECT_EQ(none.status, 0) << none.err;
+    EXPECT_EQ(none.out, "");
+}
+
 TEST_F(Guard, StatusCountsEveryRefusal) {
     // Read from the pinned map: `status` reports "not loaded" in the
     // control run, which must fail here for the right reason.

@@ -120,15 +120,32 @@ ParseResult parse_cli(int argc, const char* const* argv) {
     }
     EventsOptions events;
     {
-        auto* sc = app.add_subcommand("events", "Print refusals from the ring buffer as they "
-                                                "happen, until interrupted; identical refusals "
-                                                "within a second are one event and a count");
+        auto* sc = app.add_subcommand(
+            "events", "Print refusals as tail -f prints a file: the last 10 events of the journal, then "
+                      "each new one as it happens (collected from the kernel's ring buffer), until "
+                      "interrupted; identical refusals within a second are one event and a count");
         sc->add_flag("--json", events.json, "JSON lines");
-        sc->add_flag("--no-follow", events.no_follow, "Print the events already buffered, then exit");
+        sc->add_option("-n,--lines", events.lines,
+                       "How many earlier events to print first: the journal's last N of those "
+                       "--session and --since let through (0: only new events). Default: 10; "
+                       "with --since, all of them")
+            ->type_name("N")
+            ->check(CLI::Validator(
+                [](std::string& text) -> std::string {
+                    bool count = !text.empty() && text.size() <= 9 &&
+                                 text.find_first_not_of("0123456789") == std::string::npos;
+                    if (count) return {};
+                    return "'" + text + "' is not a count of events: give a whole number from 0 to 999999999 "
+                           "(0: only new events)";
+                },
+                ""));
+        sc->add_flag("--no-follow", events.no_follow,
+                     "Print the earlier events (see --lines) and those still buffered in the kernel, then "
+                     "exit instead of following");
         sc->add_option("--session", events.session, "Only events of this session: its --name or cgroup id");
         sc->add_option("--since", events.since,
-                       "Also print earlier events from the journal, from this time: "
-                       "2026-11-30T17:00:00Z, or 30s, 10m, 2h ago");
+                       "Print earlier events from this time on (all of them, unless --lines says how many "
+                       "of the last): 2026-11-30T17:00:00Z, or 30s, 10m, 2h, 1d ago");
         sc->callback([&] { cmd.options = events; });
     }
     DoctorOptions doctor;

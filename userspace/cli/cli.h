@@ -3,6 +3,7 @@
 // grammar is tested without root or a kernel.
 #include <sys/types.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <variant>
@@ -41,9 +42,12 @@ struct StatusOptions {
 
 struct EventsOptions {
     bool json = false;
-    bool no_follow = false;              // print what is buffered, then exit
+    bool no_follow = false;              // print the journal's last events and what is buffered, then exit
     std::optional<std::string> session;  // only this session (name or cgroup id)
     std::optional<std::string> since;    // from this time (ISO 8601 UTC, or 30s/10m/2h ago)
+    // How many of the journal's earlier events first, as `tail -n`; none:
+    // 10, or with `since` all from then.
+    std::optional<std::size_t> lines;
 };
 
 struct DoctorOptions {

@@ -1,5 +1,5 @@
-// `events`: the journal printed as it grows, collecting from the ring
-// buffer meanwhile, until interrupted.
+// `events`: the journal's last events, then the journal printed as it
+// grows, collecting from the ring buffer meanwhile, until interrupted.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,16 +11,21 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/paths.h"
 #include "base/privileges.h"
 #include "cli/commands.h"
 #include "events/event_collector.h"
 #include "events/event_format.h"
 #include "events/event_journal.h"
+#include "events/journal_tail.h"
 #include "events/session_info.h"
 #include "kernel/pinned_maps.h"
 
 namespace liveguard {
 namespace {
+
+// As tail and journalctl show.
+constexpr std::size_t kDefaultLines = 10;
 
 std::atomic<bool> g_stop{false};
 
@@ -51,10 +56,6 @@ int run_command(const EventsOptions& o) {
     std::optional<std::string> since;
     if (o.since) since = since_as_iso(*o.since);
     PinnedMaps maps = PinnedMaps::open();
-    // Journal lines are the output: lines other consumers (a `run` ending)
-    // wrote are shown as well as the ones this one collects.
-    JournalReader reader(since.has_value());
-    EventCollector collector(maps);
     bool colour = !o.json && ::isatty(STDOUT_FILENO);
     JournalFilter filter{since, o.session, {}};
     // Events journalled before their session had a name match it by the
@@ -68,6 +69,19 @@ int run_command(const EventsOptions& o) {
             if (names.size() > 4096) names.clear();
             return names[id] = info->name;
         };
+    // Journal lines are the output: lines other consumers (a `run` ending)
+    // wrote are shown as well as the ones this one collects. The earlier
+    // ones are found before collecting, so what the ring buffer still held
+    // is printed after them, as new. They are counted as printed, after
+    // the filter: -n 5 --session ci is ci's last 5.
+    auto shown = [&](std::string_view line) {
+        return render_journal_line(line, filter, o.json, colour).has_value();
+    };
+    JournalReader reader =
+        since && !o.lines
+            ? JournalReader(true)
+            : JournalReader(read_journal_tail(paths::kJournal, o.lines.value_or(kDefaultLines), shown));
+    EventCollector collector(maps);
     buffer_by_batch(stdout);
     auto show = [&] { print_new_journal_lines(reader, filter, o.json, colour, stdout); };
     struct sigaction sa {};
@@ -75,15 +89,13 @@ int run_command(const EventsOptions& o) {
     // Also a closed terminal and a reader that went away (`events | head`):
     // the counts of repeats still open are journalled before exiting.
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &sa, nullptr);
-    if (o.no_follow) {
-        collector.poll(0);
-        collector.flush();
+    // Following, the earlier events show at once, not a poll later.
+    if (!o.no_follow) {
         show();
-        return 0;
-    }
-    while (!g_stop.load()) {
-        collector.poll(200);
-        show();
+        while (!g_stop.load()) {
+            collector.poll(200);
+            show();
+        }
     }
     collector.poll(0);
     collector.flush();

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <utility>
 
 #include "base/error.h"
 #include "base/fd.h"
@@ -34,16 +35,19 @@ void journal_append(std::string_view line) {
         throw_errno(std::string("cannot append to ") + paths::kJournal, errno);
 }
 
-JournalReader::JournalReader(bool from_start) {
+JournalReader::JournalReader(bool from_start, std::string path) : path_(std::move(path)) {
     // From the start means the rotated file too: what it holds is as recent
     // as a minute ago when the journal has just been rotated. read_new()
     // moves on to the current file once the rotated one is read.
-    if (from_start) fd_ = UniqueFd(::open((std::string(paths::kJournal) + ".1").c_str(), O_RDONLY | O_CLOEXEC));
+    if (from_start) fd_ = UniqueFd(::open((path_ + ".1").c_str(), O_RDONLY | O_CLOEXEC));
     if (fd_) return;
-    fd_ = UniqueFd(::open(paths::kJournal, O_RDONLY | O_CLOEXEC));
+    fd_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st {};
     if (!from_start && fd_ && ::fstat(fd_.get(), &st) == 0) offset_ = st.st_size;
 }
+
+JournalReader::JournalReader(JournalTail tail, std::string path)
+    : path_(std::move(path)), fd_(std::move(tail.file)), offset_(tail.end), earlier_(std::move(tail.lines)) {}
 
 void JournalReader::drain(std::vector<std::string>& lines) {
     char buf[65536];
@@ -62,15 +66,15 @@ void JournalReader::drain(std::vector<std::string>& lines) {
 }
 
 std::vector<std::string> JournalReader::read_new() {
-    std::vector<std::string> lines;
+    std::vector<std::string> lines = std::exchange(earlier_, {});
     if (fd_) drain(lines);
     // Rotated (or created) since: the file now at the journal's path is
     // another one; what was held is finished, so read the new one from 0.
     struct stat now {}, held {};
-    if (::stat(paths::kJournal, &now) != 0) return lines;
+    if (::stat(path_.c_str(), &now) != 0) return lines;
     if (fd_ && ::fstat(fd_.get(), &held) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
         return lines;
-    UniqueFd next(::open(paths::kJournal, O_RDONLY | O_CLOEXEC));
+    UniqueFd next(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
     if (!next) return lines;
     fd_ = std::move(next);
     offset_ = 0;

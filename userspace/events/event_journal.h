@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "base/paths.h"
+#include "events/journal_tail.h"
 
 namespace liveguard {
 
@@ -18,11 +20,14 @@ namespace liveguard {
 // interleave). Past 32 MiB the journal is rotated to events.jsonl.1.
 void journal_append(std::string_view line);
 
+// Reads the journal at `path` (rotated to `path`.1) as it grows.
 class JournalReader {
 public:
     // From the journal's start (the rotated file's, if there is one), or
     // from its current end.
-    explicit JournalReader(bool from_start);
+    explicit JournalReader(bool from_start, std::string path = paths::kJournal);
+    // The tail's lines first, then on from where the tail ends.
+    explicit JournalReader(JournalTail tail, std::string path = paths::kJournal);
     // Complete lines appended since the last call. A rotation between
     // calls loses nothing: the rotated file is read to its end first.
     std::vector<std::string> read_new();
@@ -30,9 +35,11 @@ public:
 private:
     void drain(std::vector<std::string>& lines);
 
+    std::string path_;
     UniqueFd fd_;  // the file being read, which a rotation renames away
     off_t offset_ = 0;
     std::string partial_;
+    std::vector<std::string> earlier_;  // the tail's lines, not yet returned
 };
 
 struct JournalFilter;
