@@ -247,7 +247,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CXX      ?= clang++
 FUZZ_CXXFLAGS := -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                  -Iinclude -Iuserspace
-FUZZ_TARGETS  ?= pidfile s6_status policy mountinfo proc_stat json test_id
+FUZZ_TARGETS  ?= pidfile s6_status policy mountinfo proc_stat json test_id elf_symbol
 FUZZ_HEADERS  := $(wildcard include/liveguard/*.h userspace/*/*.h)
 
 # The sources each target needs, and no more.
@@ -257,7 +257,8 @@ $(BUILD)/fuzz/policy_fuzz: $(BUILD)/fuzz/obj/policy/policy.o
 $(BUILD)/fuzz/mountinfo_fuzz: $(addprefix $(BUILD)/fuzz/obj/base/,cgroup.o proc.o error.o)
 $(BUILD)/fuzz/proc_stat_fuzz: $(BUILD)/fuzz/obj/base/proc.o
 $(BUILD)/fuzz/json_fuzz: $(addprefix $(BUILD)/fuzz/obj/,base/json.o base/clock.o events/event_format.o events/journal_record.o)
-$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,events/event_details.o events/session_info.o watcher/watcher_state.o base/cgroup.o base/proc.o base/json.o base/error.o)
+$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,events/event_details.o events/session_info.o watcher/watcher_state.o base/cgroup.o base/clock.o base/proc.o base/live_environ.o base/elf_symbol.o base/json.o base/error.o)
+$(BUILD)/fuzz/elf_symbol_fuzz: $(addprefix $(BUILD)/fuzz/obj/base/,elf_symbol.o error.o)
 
 $(BUILD)/fuzz/obj/%.o: userspace/%.cpp $(FUZZ_HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

@@ -8,8 +8,11 @@
 # which no `run` started, it logs to /run/liveguard/tests/pid/<pid> when
 # that directory is there. Each line is "<CLOCK_BOOTTIME ns>\t<test id>
 # (<phase>)", the clock events carry too, so an event names the test that
-# was running when it happened. (Without the plugin, liveguard reads
-# PYTEST_CURRENT_TEST from the pytest process as it collects the event.)
+# was running when it happened. Without the plugin, liveguard reads
+# pytest's own PYTEST_CURRENT_TEST from the pytest process's memory (its
+# libc's environ; /proc/<pid>/environ, the environment at exec, never
+# shows it): that names the test running when the event is collected,
+# which may be a later one.
 #
 # What was refused: as each test's call and teardown end, the plugin asks
 # the watcher to journal what the kernel refused so far (its socket's

@@ -14,7 +14,11 @@
 namespace liveguard {
 
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    return read_small_file_at(AT_FDCWD, path, max);
+}
+
+std::optional<std::string> read_small_file_at(int dirfd, const std::string& path, std::size_t max) {
+    UniqueFd fd(::openat(dirfd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
     if (!fd) return std::nullopt;
     std::string out;
     char buf[4096];

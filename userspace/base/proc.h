@@ -36,6 +36,10 @@ std::optional<pid_t> parse_pid(std::string_view text);
 
 // The whole content of a small file, or nullopt if it cannot be read.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max = 1 << 20);
+// The same relative to a directory fd: a file of /proc/<pid>/ opened
+// through that directory is that process's, or fails once it has exited,
+// even if the pid is someone else's by then.
+std::optional<std::string> read_small_file_at(int dirfd, const std::string& path, std::size_t max = 1 << 20);
 
 // The same for a file some user may have placed (a test log in a shared
 // directory): only a regular file, never through a symbolic link, never

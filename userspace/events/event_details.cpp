@@ -12,6 +12,7 @@
 
 #include "base/cgroup.h"
 #include "base/clock.h"
+#include "base/live_environ.h"
 #include "base/paths.h"
 #include "base/proc.h"
 #include "watcher/watcher_state.h"
@@ -29,17 +30,8 @@ std::string describe_source(std::uint32_t source, DetailsCache& cache) {
 
 // The test running at `boot_ns` according to the log the plugin keeps by
 // pid when no `run` named a directory (an automatic session): only what
-// the process that has the pid now wrote, and nothing once it is gone.
-std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns, std::uint64_t* next) {
-    auto st = read_proc_stat(static_cast<pid_t>(pid));
-    if (!st) return "";
-    std::uint64_t start = ticks_to_ns(st->start_ticks, ::sysconf(_SC_CLK_TCK));
-    if (start > boot_ns) {
-        // The pid is another process's by now; from its start on, its log
-        // may answer.
-        if (next && start < *next) *next = start;
-        return "";
-    }
+// the process that has the pid now, started at `start`, wrote.
+std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns, std::uint64_t start, std::uint64_t* next) {
     auto log = read_untrusted_file(std::string(paths::kTestLogByPidDir) + "/" + std::to_string(pid), 4 << 20);
     return log ? test_at_since(*log, boot_ns, start, next) : "";
 }
@@ -200,15 +192,36 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
 
     // The test: the pytest plugin's log of the culprit or an ancestor, at
     // the event's time (the session's log, else the log by pid); else
-    // PYTEST_CURRENT_TEST in an inherited environment.
+    // PYTEST_CURRENT_TEST as the process's libc holds it now (pytest sets
+    // it in its own process at each phase, which its /proc environ never
+    // shows); else in the environment it was started with, which a child
+    // the test spawned inherited. The live value is the test running when
+    // the event is read, not when it happened. Reading another process's
+    // memory is ptrace access: only a consumer running as root (every
+    // reader of the ring buffer is) does it, so that what an event names
+    // never depends on whose processes a user's consumer may read.
+    const bool root = ::geteuid() == 0;
     std::string dir = std::string(paths::kTestLogDir) + "/" + std::to_string(e.session_cgroup_id) + "/";
     for (auto pid : pids) {
         if (auto log = read_untrusted_file(dir + std::to_string(pid), 4 << 20)) {
             d.test = test_at_since(*log, e.boot_ns, 0, &until);
             if (!d.test.empty()) break;
         }
-        d.test = test_by_pid(pid, e.boot_ns, &until);
+        auto pst = read_proc_stat(static_cast<pid_t>(pid));
+        if (!pst) continue;  // gone: nothing of it is left to read
+        std::uint64_t start = ticks_to_ns(pst->start_ticks, ::sysconf(_SC_CLK_TCK));
+        if (start > e.boot_ns) {
+            // The pid is another process's by now; from its start on, its
+            // log may answer.
+            if (start < until) until = start;
+            continue;
+        }
+        d.test = test_by_pid(pid, e.boot_ns, start, &until);
         if (!d.test.empty()) break;
+        if (root) {
+            d.test = read_live_environ(static_cast<pid_t>(pid), "PYTEST_CURRENT_TEST").value_or("");
+            if (!d.test.empty()) break;
+        }
         if (auto env = read_small_file("/proc/" + std::to_string(pid) + "/environ", 1 << 20)) {
             d.test = pytest_test_from_environ(*env);
             if (!d.test.empty()) break;
