@@ -368,7 +368,7 @@ class _Plugin:
         if problem and not self.sync_problem:
             self.sync_problem = problem
         for e in self.journal.read_new():
-            if e.get("verdict") != "DENIED" or not self._ours(e):
+            if e.get("verdict") != "denied" or not self._ours(e):
                 continue
             if e.get("type") == "repeats":
                 # The same refusal again within a second, counted.
