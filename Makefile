@@ -41,7 +41,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel
 all: $(BUILD)/liveguard-bpf
 
 # Installs the missing ones of the Debian packages $(1) (as root; apt-get
@@ -88,11 +88,25 @@ $(BUILD)/obj/%.o: userspace/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 # the binary as they are installed next to it: `run` puts this directory on
 # PYTHONPATH (base/install_paths.h). Installed into site-packages, pytest
 # loads the plugin by itself.
-PLUGIN_SRCS := $(shell find dist/python -type f)
+PLUGIN_SRCS := $(shell find dist/python -type f -not -path '*/__pycache__/*')
 $(BUILD)/python/.stamp: $(PLUGIN_SRCS)
 	@rm -rf $(BUILD)/python && mkdir -p $(BUILD)/python
 	cp -R dist/python/. $(BUILD)/python/
 	@touch $@
+
+# The system's interpreter, the one the system's pytest runs on: the
+# plugin is registered in its site directory, and it packs the wheel. Not
+# simply the first python3 on PATH, which may be a pyenv or virtualenv one.
+PYTHON ?= $(or $(wildcard /usr/bin/python3),python3)
+
+# The plugin as a wheel, for virtualenvs, which do not see the system's
+# site directory: pip installs it offline.
+PLUGIN_DISTINFO := $(notdir $(wildcard dist/python/*.dist-info))
+WHEEL_NAME      := $(PLUGIN_DISTINFO:.dist-info=)-py3-none-any.whl
+$(BUILD)/$(WHEEL_NAME): $(PLUGIN_SRCS) dist/wheel.py | $(BUILD)/.deps-ok
+	$(PYTHON) dist/wheel.py dist/python $@
+wheel: $(BUILD)/$(WHEEL_NAME)
+all: $(BUILD)/$(WHEEL_NAME)
 
 $(BUILD)/obj/unit/%.o: tests/unit/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -172,9 +186,12 @@ demo: $(BUILD)/liveguard-bpf
 
 # `make install` (PREFIX, default /usr/local; DESTDIR for staging). The
 # binary finds its pytest plugin in ../lib/liveguard-bpf/python
-# (base/install_paths.h); the systemd unit and the s6 run script name the
-# installed binary. The policy itself, /etc/liveguard/liveguard.toml, is
-# the administrator's: its commented example goes to the doc directory.
+# (base/install_paths.h); the plugin goes to PYTHON's site directory too,
+# where every pytest on that interpreter loads it, and as a wheel to
+# share/liveguard-bpf, for virtualenvs. The systemd unit and the s6 run
+# script name the installed binary. The policy itself,
+# /etc/liveguard/liveguard.toml, is the administrator's: its commented
+# example goes to the doc directory.
 # `make uninstall` with the same PREFIX and DESTDIR removes exactly these
 # files, then the directories that held only them.
 PREFIX        ?= /usr/local
@@ -184,21 +201,58 @@ UNITDIR       ?= $(PREFIX)/lib/systemd/system
 DOCDIR        := $(PREFIX)/share/doc/liveguard-bpf
 MAN8DIR       := $(PREFIX)/share/man/man8
 COMPLETIONDIR := $(PREFIX)/share/bash-completion/completions
-S6DIR         := $(PREFIX)/share/liveguard-bpf/s6/liveguard-bpf
+SHAREDIR      := $(PREFIX)/share/liveguard-bpf
+S6DIR         := $(SHAREDIR)/s6/liveguard-bpf
+# PYTHON's site directory under PREFIX/lib (lib before lib64: the plugin is
+# pure Python), as PYTHON itself lists them: for PREFIX=/usr Debian's gives
+# /usr/lib/python3/dist-packages, Fedora's, Arch's and openSUSE's
+# /usr/lib/python3.X/site-packages; for /usr/local Debian's gives
+# /usr/local/lib/python3.X/dist-packages. A PREFIX with none under it gets
+# the site-packages directory PYTHON's posix_prefix scheme names for it,
+# which is not on PYTHON's path (install says so). Asked once, when install
+# or uninstall needs it.
+SITEDIR_PY    := import site, sys, sysconfig; \
+                 p = sys.argv[1].rstrip("/"); \
+                 d = [x for x in site.getsitepackages() if x.startswith(p + "/lib")]; \
+                 d.sort(key=lambda x: not x.startswith(p + "/lib/")); \
+                 print(d[0] if d else sysconfig.get_path("purelib", "posix_prefix", {"base": p, "platbase": p}))
+PYTHON_SITEDIR ?= $(eval PYTHON_SITEDIR := $(shell $(PYTHON) -c '$(SITEDIR_PY)' '$(PREFIX)' 2>/dev/null))$(PYTHON_SITEDIR)
 PLUGIN_FILES  := $(patsubst dist/python/%,%,$(PLUGIN_SRCS))
-# Installed path, then mode: what uninstall removes.
-INSTALLED     := $(SBINDIR)/liveguard-bpf $(addprefix $(PKGLIBDIR)/python/,$(PLUGIN_FILES)) \
+PLUGIN_DIRS    = $(PKGLIBDIR)/python $(PYTHON_SITEDIR)
+# What Python caches of the plugin's modules where it could write them
+# (a pytest run as root): removed with the plugin.
+PLUGIN_CACHES  = $(foreach d,$(PLUGIN_DIRS),$(foreach m,$(basename $(filter-out %/%,$(filter %.py,$(PLUGIN_FILES)))),\
+                   $(d)/__pycache__/$(m).*.pyc))
+# What uninstall removes.
+INSTALLED      = $(SBINDIR)/liveguard-bpf $(foreach d,$(PLUGIN_DIRS),$(addprefix $(d)/,$(PLUGIN_FILES))) \
+                 $(SHAREDIR)/$(WHEEL_NAME) \
                  $(UNITDIR)/liveguard-bpf.service $(S6DIR)/run $(S6DIR)/type \
                  $(DOCDIR)/README.md $(DOCDIR)/liveguard.toml $(MAN8DIR)/liveguard-bpf.8 \
                  $(COMPLETIONDIR)/liveguard-bpf
-# Deepest first, so that a parent is tried after its children.
-OWN_DIRS      := $(sort $(dir $(addprefix $(PKGLIBDIR)/python/,$(PLUGIN_FILES)))) $(PKGLIBDIR)/python $(PKGLIBDIR) \
-                 $(S6DIR) $(dir $(S6DIR)) $(PREFIX)/share/liveguard-bpf $(DOCDIR)
+# Deepest first, so that a parent is tried after its children; of the site
+# directory only what the plugin brought (its dist-info, a cache of it).
+OWN_DIRS       = $(sort $(foreach d,$(PLUGIN_DIRS),$(dir $(addprefix $(d)/,$(filter %/%,$(PLUGIN_FILES)))))) \
+                 $(addsuffix /__pycache__,$(PLUGIN_DIRS)) $(PKGLIBDIR)/python $(PKGLIBDIR) \
+                 $(S6DIR) $(dir $(S6DIR)) $(SHAREDIR) $(DOCDIR)
+# Without PYTHON's answer there is nowhere to put the plugin, nor to remove
+# it from.
+define need_sitedir
+@if [ -z "$(PYTHON_SITEDIR)" ]; then \
+  echo "make $@: cannot ask $(PYTHON) for its site directory under $(PREFIX): set PYTHON to the system's python3, or PYTHON_SITEDIR to the directory" >&2; \
+  exit 1; \
+fi
+endef
 SUBST         := sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
-install: $(BUILD)/liveguard-bpf
+install: $(BUILD)/liveguard-bpf $(BUILD)/$(WHEEL_NAME)
+	$(need_sitedir)
 	install -D -m 0755 $(BUILD)/liveguard-bpf $(DESTDIR)$(SBINDIR)/liveguard-bpf
-	@for f in $(PLUGIN_FILES); do install -D -m 0644 dist/python/$$f $(DESTDIR)$(PKGLIBDIR)/python/$$f || exit 1; done
+	@for d in $(PLUGIN_DIRS); do \
+	  for f in $(PLUGIN_FILES); do install -D -m 0644 dist/python/$$f $(DESTDIR)$$d/$$f || exit 1; done; \
+	done
+	@$(PYTHON) -c 'import sys; sys.exit(sys.argv[1] not in sys.path)' '$(PYTHON_SITEDIR)' 2>/dev/null || \
+	  echo "note: $(PYTHON_SITEDIR) is not on $(PYTHON)'s path, so pytest does not load the plugin by itself (liveguard-bpf run still does): to register it, install with PREFIX=/usr or with PYTHON_SITEDIR set to one of $(PYTHON)'s site directories; in a virtualenv, pip install $(SHAREDIR)/$(WHEEL_NAME)" >&2
+	install -D -m 0644 $(BUILD)/$(WHEEL_NAME) $(DESTDIR)$(SHAREDIR)/$(WHEEL_NAME)
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(S6DIR)
 	$(SUBST) dist/systemd/liveguard-bpf.service.in >$(DESTDIR)$(UNITDIR)/liveguard-bpf.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/liveguard-bpf.service
@@ -213,7 +267,7 @@ install: $(BUILD)/liveguard-bpf
 # A Debian package (debian/), built in place with Debian's own tools,
 # reusing this tree's build; the .deb, .buildinfo and .changes land in
 # build/. Installs the packaging tools first (as root).
-DEB_DEPS := debhelper dpkg-dev fakeroot lintian
+DEB_DEPS := debhelper dh-python dpkg-dev fakeroot lintian
 deb: $(BUILD)/liveguard-bpf
 	@$(call install_missing,$(DEB_DEPS))
 	dpkg-buildpackage -b -us -uc --buildinfo-option=-u$(CURDIR)/$(BUILD) --changes-option=-u$(CURDIR)/$(BUILD) \
@@ -225,7 +279,8 @@ deb: $(BUILD)/liveguard-bpf
 # removed too when empty, up to DESTDIR itself (a staging tree ends empty);
 # without it, only liveguard-bpf's own directories.
 uninstall:
-	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(need_sitedir)
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(addprefix $(DESTDIR),$(PLUGIN_CACHES))
 	@for d in $(OWN_DIRS); do rmdir $(DESTDIR)$$d 2>/dev/null || true; done
 	@if [ -n "$(DESTDIR)" ]; then \
 	  for f in $(INSTALLED); do \
@@ -290,5 +345,5 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests \
-	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
+	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/$(WHEEL_NAME) $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz

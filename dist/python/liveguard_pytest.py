@@ -1,8 +1,8 @@
 # liveguard-bpf's pytest plugin: names the running test for liveguard, and
 # tells each test what liveguard refused it, in pytest's own report.
 #
-# Which test: `liveguard-bpf run` loads the plugin (PYTHONPATH and
-# PYTEST_PLUGINS) and names its session's log directory in
+# Which test: `liveguard-bpf run` loads the plugin (on PYTHONPATH, by its
+# entry point) and names its session's log directory in
 # LIVEGUARD_TEST_LOG_DIR; installed (the pytest11 entry point
 # "liveguard"), pytest loads it by itself, and in an automatic session,
 # which no `run` started, it logs to /run/liveguard/tests/pid/<pid> when

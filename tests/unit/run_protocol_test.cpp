@@ -1,8 +1,14 @@
 // The run broker's protocol: what an unprivileged `run` sends, what the
-// watcher answers, and which session names pass.
+// watcher answers, which session names pass, and the environment the
+// session's command gets.
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "sessions/brokered_run.h"
 #include "sessions/run_protocol.h"
@@ -170,4 +176,45 @@ TEST(RunProtocol, SyncNeedsNoName) {
     auto other = parse_run_request(R"({"op":"stop"})");
     ASSERT_TRUE(std::holds_alternative<std::string>(other));
     EXPECT_NE(std::get<std::string>(other).find("\"sync\""), std::string::npos);
+}
+
+// pytest registers the plugin by its entry point (the dist-info beside it
+// on PYTHONPATH); naming the module in PYTEST_PLUGINS as well would make
+// pytest refuse to start wherever the plugin is installed in site-packages.
+TEST(RunProtocol, TheSessionEnvLetsPytestLoadThePluginOnce) {
+    const char* names[] = {"PYTHONPATH", "PYTEST_PLUGINS", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+                           "LIVEGUARD_TEST_LOG_DIR", "LIVEGUARD_SESSION"};
+    std::vector<std::optional<std::string>> saved;
+    for (const char* n : names) {
+        const char* v = ::getenv(n);
+        saved.push_back(v ? std::optional<std::string>(v) : std::nullopt);
+        ::unsetenv(n);
+    }
+    auto env = [](const char* n) { const char* v = ::getenv(n); return std::string(v ? v : "(unset)"); };
+
+    ::setenv("PYTHONPATH", "/src", 1);
+    set_session_env("/lg/python", "/run/lg/tests/5", "ci");
+    EXPECT_EQ(env("PYTHONPATH"), "/lg/python:/src");
+    EXPECT_EQ(env("PYTEST_PLUGINS"), "(unset)");
+    EXPECT_EQ(env("PYTEST_ADDOPTS"), "(unset)");
+    EXPECT_EQ(env("LIVEGUARD_TEST_LOG_DIR"), "/run/lg/tests/5");
+    EXPECT_EQ(env("LIVEGUARD_SESSION"), "ci");
+    // A session's command that starts `run` again adds nothing twice.
+    set_session_env("/lg/python", "/run/lg/tests/5", "ci");
+    EXPECT_EQ(env("PYTHONPATH"), "/lg/python:/src");
+
+    // Entry points off: -p names the plugin, ahead of the user's options
+    // so that their -p no:liveguard still wins.
+    ::setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1", 1);
+    ::setenv("PYTEST_ADDOPTS", "-x -p no:liveguard", 1);
+    set_session_env("/lg/python", "", "");
+    EXPECT_EQ(env("PYTEST_ADDOPTS"), "-p liveguard -x -p no:liveguard");
+    set_session_env("/lg/python", "", "");
+    EXPECT_EQ(env("PYTEST_ADDOPTS"), "-p liveguard -x -p no:liveguard");
+    EXPECT_EQ(env("PYTEST_PLUGINS"), "(unset)");
+
+    for (std::size_t i = 0; i < std::size(names); ++i) {
+        if (saved[i]) ::setenv(names[i], saved[i]->c_str(), 1);
+        else ::unsetenv(names[i]);
+    }
 }

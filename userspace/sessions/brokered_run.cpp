@@ -133,8 +133,16 @@ std::optional<JournalSessionEnd> find_session_end(const std::vector<std::string>
 
 void set_session_env(const std::string& plugin_dir, const std::string& test_log_dir,
                      const std::string& label) {
+    // plugin_dir holds the plugin's dist-info too, so pytest loads it by its
+    // entry point, once, as `liveguard`, whether or not it is installed in
+    // site-packages as well; `-p no:liveguard` turns it off. Naming the
+    // module in PYTEST_PLUGINS would register it a second time under its
+    // module name whenever the entry point has loaded it, which pytest
+    // refuses, ending the run before the first test.
     prepend_env("PYTHONPATH", plugin_dir, ':');
-    prepend_env("PYTEST_PLUGINS", "liveguard_pytest", ',');
+    // Entry points switched off: pytest still loads one named with -p.
+    const char* no_autoload = ::getenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD");
+    if (no_autoload && *no_autoload) prepend_env("PYTEST_ADDOPTS", "-p liveguard", ' ');
     if (!test_log_dir.empty()) ::setenv("LIVEGUARD_TEST_LOG_DIR", test_log_dir.c_str(), 1);
     if (!label.empty()) ::setenv("LIVEGUARD_SESSION", label.c_str(), 1);
 }

@@ -26,8 +26,9 @@ int run_brokered_session(const RunOptions& opts);
 std::optional<JournalSessionEnd> find_session_end(const std::vector<std::string>& journal_lines,
                                                   std::uint64_t id);
 
-// The environment a session's command gets: the pytest plugin on
-// PYTHONPATH and PYTEST_PLUGINS, where its test log goes (left as
+// The environment a session's command gets: the pytest plugin and its
+// entry point on PYTHONPATH (and `-p liveguard` in PYTEST_ADDOPTS when
+// PYTEST_DISABLE_PLUGIN_AUTOLOAD is set), where its test log goes (left as
 // inherited when `test_log_dir` is empty) and the session's name.
 void set_session_env(const std::string& plugin_dir, const std::string& test_log_dir,
                      const std::string& label);

@@ -135,13 +135,6 @@ private:
     std::uint64_t id_ = 0;
 };
 
-void prepend_env(const char* name, const std::string& value, char sep) {
-    const char* old = ::getenv(name);
-    std::string v = old && *old ? value + sep + old : value;
-    ::setenv(name, v.c_str(), 1);
-}
-
-
 }  // namespace
 
 int shell_status(int st) {
@@ -157,9 +150,10 @@ int run_session(const RunOptions& opts) {
     if (opts.argv.empty()) throw Error("no command given", "usage: liveguard-bpf run -- CMD [ARGS...]", 2);
     std::optional<Account> account;
     if (opts.user) account = lookup_user(*opts.user);
-    // The pytest plugin (dist/python/liveguard_pytest.py), loaded through
-    // PYTEST_PLUGINS: logs which test is running, with CLOCK_BOOTTIME stamps
-    // that events carry too, so an event names the test that was running.
+    // The pytest plugin (dist/python/liveguard_pytest.py), which pytest
+    // finds through PYTHONPATH (set_session_env): logs which test is running,
+    // with CLOCK_BOOTTIME stamps that events carry too, so an event names
+    // the test that was running.
     std::string plugin = plugin_dir();
 
     PinnedMaps maps = PinnedMaps::open();
@@ -210,10 +204,7 @@ int run_session(const RunOptions& opts) {
             (void)!::write(err_write.get(), msg, static_cast<std::size_t>(n));
             ::_exit(127);
         };
-        prepend_env("PYTHONPATH", plugin, ':');
-        prepend_env("PYTEST_PLUGINS", "liveguard_pytest", ',');
-        ::setenv("LIVEGUARD_TEST_LOG_DIR", test_log.c_str(), 1);
-        ::setenv("LIVEGUARD_SESSION", label.c_str(), 1);
+        set_session_env(plugin, test_log, label);
         // Join before anything else runs: nothing of CMD ever runs outside.
         int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0 || ::write(fd, "0", 1) != 1) fail("cannot join the session cgroup");
