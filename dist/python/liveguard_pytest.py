@@ -392,11 +392,12 @@ class _Plugin:
         self.ran.add(item.nodeid)
         self.calls.start(item)
 
-    @pytest.hookimpl(tryfirst=True)
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_teardown(self, item):
         # Warned here, inside the test's own protocol: pytest records the
         # warning for this test, and -W error turns it into a teardown
-        # error of this test.
+        # error of this test. Last: the test's fixtures are torn down
+        # first, so an error here leaves the next test's setup intact.
         for refusal in self.pending.get(item.nodeid, []):
             if not getattr(refusal, "warned", False):
                 refusal.warned = True
