@@ -36,6 +36,18 @@ std::string test_by_pid(std::uint32_t pid, std::uint64_t boot_ns, std::uint64_t 
     return log ? test_at_since(*log, boot_ns, start, next) : "";
 }
 
+// Only pytest sets PYTEST_CURRENT_TEST in its own process, and pytest is
+// Python: reading another program's memory for it would only slow the
+// consumer down when a flood of refusals comes from one culprit.
+bool runs_python(std::uint32_t pid) {
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf - 1);
+    if (n <= 0) return false;
+    std::string_view exe(buf, static_cast<std::size_t>(n));
+    std::string_view base = exe.substr(exe.rfind('/') + 1);
+    return base.starts_with("python") || base.starts_with("pypy");
+}
+
 }  // namespace
 
 std::vector<std::string> split_args(std::string_view bytes) {
@@ -218,7 +230,7 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
         }
         d.test = test_by_pid(pid, e.boot_ns, start, &until);
         if (!d.test.empty()) break;
-        if (root) {
+        if (root && runs_python(pid)) {
             d.test = read_live_environ(static_cast<pid_t>(pid), "PYTEST_CURRENT_TEST").value_or("");
             if (!d.test.empty()) break;
         }
