@@ -120,7 +120,9 @@ static __always_inline bool exec_touches_protected(__u32 kind, __u32 tid)
 		refuse = (words & LG_WORD_S6_SERVICE) || unseen;
 	else
 		refuse = (words & LG_WORD_S6_SCANDIR) || unseen;
-	bpf_map_delete_elem(&lg_exec_args, &tid);
+	/* The copy is kept: in the fmod_ret form the hook's twin judges the
+	 * same exec again (lib/twins.h). The exec that succeeds drops it
+	 * (sessions.bpf.c), the next execve replaces it, exit drops it. */
 	return refuse;
 }
 
