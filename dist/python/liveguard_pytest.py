@@ -360,10 +360,8 @@ class _Plugin:
         return _test_of(e) in self.ran
 
     def collect(self):
-        if self.journal.problem and self.journal.fd is None:
-            self.journal.read_new()
-            if self.journal.fd is None:
-                return
+        # Synced even while the journal is missing: the guard writes it at
+        # its first event, and the sync is what makes it do so now.
         problem = _sync()
         if problem and not self.sync_problem:
             self.sync_problem = problem
@@ -457,7 +455,8 @@ class _Plugin:
                           (total, "" if total == 1 else "s"))
         for line in lines:
             tr.write_line(line)
-        for p in problems:
+        # One line: the first problem is the cause of those after it.
+        for p in problems[:1]:
             tr.write_line("liveguard: " + p)
 
 

@@ -293,3 +293,12 @@ TEST(LiveEnviron, AnEventOfAProgramThatIsNoPythonReadsNoMemory) {
     ASSERT_TRUE(child.ok());
     EXPECT_EQ(gather_details(event_of(child.pid())).test, "");
 }
+
+// The watcher reads its own libc's table ahead at least; a read after it
+// still finds the value.
+TEST(LiveEnviron, WarmingReadsThisProcesssLibcAhead) {
+    EXPECT_GE(warm_environ_symbols(), 1u);
+    ::setenv("LG_WARM_PROBE", "after", 1);
+    EXPECT_EQ(read_live_environ(::getpid(), "LG_WARM_PROBE").value_or(""), "after");
+    ::unsetenv("LG_WARM_PROBE");
+}

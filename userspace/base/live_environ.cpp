@@ -6,7 +6,9 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <filesystem>
 #include <cerrno>
 #include <charconv>
 #include <cinttypes>
@@ -256,6 +258,40 @@ std::optional<std::string> read_live_environ(pid_t pid, std::string_view name) {
         return value_in(mem.get(), m->start - sym->first_load + sym->value, name);
     }
     return std::nullopt;
+}
+
+std::size_t warm_environ_symbols() {
+    std::vector<std::string> files;
+    if (auto maps = read_small_file("/proc/self/maps", kMaxMapsBytes))
+        for (const Mapping& m : first_pages(*maps))
+            if (is_libc(m.path)) {
+                files.push_back(std::string(without_deleted(m.path)));
+                break;
+            }
+    std::error_code ec;
+    for (const char* dir : {"/usr/bin", "/usr/local/bin"})
+        for (auto it = std::filesystem::directory_iterator(dir, ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+            std::string name = it->path().filename().string();
+            if (!name.starts_with("python") && !name.starts_with("pypy")) continue;
+            // python3 -> python3.11: each file once.
+            auto real = std::filesystem::canonical(it->path(), ec);
+            if (ec) {
+                ec.clear();
+                continue;
+            }
+            if (std::find(files.begin(), files.end(), real.string()) == files.end()) files.push_back(real.string());
+        }
+    std::size_t read = 0;
+    for (const auto& path : files) {
+        if (read >= kCacheEntries / 2) break;  // room left for what events bring
+        UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        environ_symbol(fd.get());
+        ++read;
+    }
+    return read;
 }
 
 }  // namespace liveguard

@@ -32,4 +32,11 @@ namespace liveguard {
 // entry. A pid that does not exist costs one failed open.
 std::optional<std::string> read_live_environ(pid_t pid, std::string_view name);
 
+// Reads ahead where `environ` is in this process's own libc and in the
+// Python interpreters of the usual bin directories, so that the first
+// event of a pytest run is not read late (its live value would then be a
+// later test's) while those tables are parsed. Returns how many files
+// were read.
+std::size_t warm_environ_symbols();
+
 }  // namespace liveguard

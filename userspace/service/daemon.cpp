@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/fd.h"
+#include "base/live_environ.h"
 #include "base/paths.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/protected_set.h"
@@ -76,6 +77,7 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     // Refusals go to the journal as they happen, with what only a live
     // culprit can tell; process sessions are summarised from it.
     EventCollector collector(maps, kEventBatch);
+    warm_environ_symbols();
     ProcessSessions sessions(maps);
     sessions.on_before_end([&collector] {
         try {
