@@ -410,6 +410,28 @@ std::string make_bare_venv() {
     return venv;
 }
 
+// Debian's pytest, quiet, on kReportTest with `options`, as nobody, with
+// `gw` protected.
+CmdResult run_report_test(Target& gw, const std::vector<std::string>& options) {
+    write_file(kDir + "/test_report.py", kReportTest);
+    protect(gw.pid());
+    std::vector<std::string> argv{"/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.push_back(kDir + "/test_report.py");
+    return as_nobody(argv, gw.pid());
+}
+
+// pytest's closing line without its time: "5 failed, 723 passed, 18 skipped".
+std::string outcome_line(const std::string& out) {
+    std::size_t end = out.find_last_not_of('\n');
+    if (end == std::string::npos) return "";
+    std::size_t start = out.rfind('\n', end);
+    std::string line = out.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+    line.erase(0, line.find_first_not_of("= "));
+    if (auto in = line.rfind(" in "); in != std::string::npos) line.erase(in);
+    return line;
+}
+
 }  // namespace
 
 // The plugin installed where pytest finds it: the test that swallowed its
@@ -443,12 +465,8 @@ TEST_F(PytestReport, APytestReportShowsEachRefusalOnItsTest) {
 
 TEST_F(PytestReport, LiveguardStrictFailsExactlyTheRefusedTests) {
     load_auto();
-    write_file(kDir + "/test_report.py", kReportTest);
     Target gw({.uid = kNobody, .name = "lg-report-gateway"});
-    protect(gw.pid());
-    auto r = as_nobody({"/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--liveguard-strict",
-                        kDir + "/test_report.py"},
-                       gw.pid());
+    auto r = run_report_test(gw, {"--liveguard-strict"});
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("2 failed, 1 passed"), std::string::npos) << r.out;
     EXPECT_TRUE(summary_has(r.out, "FAILED", "test_report.py::test_swallows_the_refusal")) << r.out;
@@ -458,12 +476,8 @@ TEST_F(PytestReport, LiveguardStrictFailsExactlyTheRefusedTests) {
 
 TEST_F(PytestReport, WarningsAsErrorsMakeARefusalAnError) {
     load_auto();
-    write_file(kDir + "/test_report.py", kReportTest);
     Target gw({.uid = kNobody, .name = "lg-report-gateway"});
-    protect(gw.pid());
-    auto r = as_nobody({"/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
-                        "error::liveguard_pytest.LiveguardRefusal", kDir + "/test_report.py"},
-                       gw.pid());
+    auto r = run_report_test(gw, {"-W", "error::liveguard_pytest.LiveguardRefusal"});
     EXPECT_NE(r.status, 0) << r.out << r.err;
     EXPECT_TRUE(summary_has(r.out, "ERROR", "test_report.py::test_swallows_the_refusal")) << r.out;
     EXPECT_FALSE(summary_has(r.out, "ERROR", "test_report.py::test_signals_its_own_child")) << r.out;
@@ -516,4 +530,33 @@ TEST_F(PytestReport, EachXdistWorkersRefusalLandsOnItsTest) {
     EXPECT_NE(r.out.find("sent SIGKILL"), std::string::npos) << r.out;
     for (const char* test : {"test_xdist.py::test_first_worker_kill", "test_xdist.py::test_second_worker_kill"})
         EXPECT_TRUE(wait_until([&] { return journal_names(gw.pid(), test); }, 5000)) << test;
+}
+
+// A suite nobody here wrote, Debian's own tests of pyflakes (some of which
+// run pyflakes in subprocesses): in an automatic session with the plugin
+// loaded it ends as it does with no guard loaded at all.
+TEST_F(PytestReport, ADebianPackagesOwnSuiteEndsAsWithoutTheGuard) {
+    ASSERT_TRUE(fs::exists("/usr/lib/python3/dist-packages/pyflakes/test")) << "python3-pyflakes is not installed";
+    const std::vector<std::string> argv{"/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "--pyargs",
+                                        "pyflakes.test"};
+    lg({"unload"});
+    g_loaded_policy.clear();
+    auto without = as_nobody(argv);
+    load_auto();
+    auto with = as_nobody(argv);
+    std::printf("without the guard: %s\nwith it: %s\n", outcome_line(without.out).c_str(),
+                outcome_line(with.out).c_str());
+    EXPECT_NE(outcome_line(without.out).find(" passed"), std::string::npos) << without.out << without.err;
+    EXPECT_EQ(outcome_line(with.out), outcome_line(without.out)) << with.out;
+    EXPECT_EQ(with.status, without.status);
+    EXPECT_NE(with.out.find("liveguard-pytest"), std::string::npos) << "the plugin was not loaded: " << with.out;
+    EXPECT_EQ(with.out.find("refused"), std::string::npos) << with.out;
+    EXPECT_TRUE(wait_until(
+        [] {
+            auto j = read_file(kJournal).value_or("");
+            return j.find("\"type\":\"session_end\"") != std::string::npos &&
+                   j.find("--pyargs pyflakes.test\"") != std::string::npos;
+        },
+        5000))
+        << "the run was no automatic session";
 }
