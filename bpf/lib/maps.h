@@ -90,6 +90,24 @@ struct {
 	__type(value, struct lg_arg_buf);
 } lg_scratch __weak SEC(".maps");
 
+/* Where `environ` is in a process running a given executable, as the
+ * watcher found it in the file (no decision depends on it: an executable
+ * not listed only leaves events without the test's name). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_ENVIRON_EXES);
+	__type(key, struct lg_exe_key);
+	__type(value, struct lg_environ_at);
+} lg_environ_at __weak SEC(".maps");
+
+/* The test's name on its way into an event: too large for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lg_test_text);
+} lg_test_scratch __weak SEC(".maps");
+
 /* Files whose owner (F_SETOWN) a session member set: SIGIO/SIGURG they
  * raise is sent on the member's behalf. Keyed by the struct file; an
  * entry goes when the file is freed or a non-member sets its owner. A

@@ -53,6 +53,9 @@ static __always_inline void describe_culprit(struct lg_event *e)
 		e->args_len = len & 0xff;
 }
 
+/* bpf/current_test.bpf.c */
+extern int lg_current_test(void);
+
 /* Counts the refusal and reserves its record, filled with what every door
  * reports; 0 when the ring buffer is full (counted as lost). */
 static __always_inline struct lg_event *event_start(__u32 verdict, __u32 hook, __u64 session)
@@ -82,6 +85,14 @@ static __always_inline struct lg_event *event_start(__u32 verdict, __u32 hook, _
 	e->object_id = 0;
 	e->target_comm[0] = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->test[0] = 0;
+	if (lg_current_test() > 0) {
+		__u32 zero = 0;
+		struct lg_test_text *text = bpf_map_lookup_elem(&lg_test_scratch, &zero);
+
+		if (text)
+			__builtin_memcpy(e->test, text->text, sizeof(e->test));
+	}
 	return e;
 }
 

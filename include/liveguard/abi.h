@@ -27,6 +27,13 @@
  * of its command line (NUL-separated arguments, as in /proc/<pid>/cmdline). */
 #define LG_CHAIN_LEN 6
 #define LG_ARGS_LEN 192
+/* PYTEST_CURRENT_TEST as the culprit's libc held it at the refusal
+ * ("path::test (phase)", cut to LG_TEST_LEN - 1 bytes), and how many
+ * entries of its environment are searched for it. */
+#define LG_TEST_LEN 256
+#define LG_ENV_SCAN 128
+/* Executables whose `environ` the kernel side can find. */
+#define LG_MAX_ENVIRON_EXES 64
 /* Map sizes: how many of each thing the kernel side can hold. */
 #define LG_MAX_SESSIONS 4096
 #define LG_MAX_PROTECTED_CGROUPS 4096
@@ -379,6 +386,26 @@ struct lg_event {
 	__u32 _pad2;
 	struct lg_ancestor chain[LG_CHAIN_LEN];
 	char args[LG_ARGS_LEN];
+	char test[LG_TEST_LEN];  /* NUL-terminated; empty when not known */
+};
+
+/* An executable file as the kernel knows it (the inode a process's
+ * mm->exe_file has): what lg_environ_at is keyed by. */
+struct lg_exe_key {
+	__u64 ino;
+	__u64 size;
+};
+
+/* Where a process running that executable keeps libc's `environ`
+ * pointer: this many bytes from its mm->start_code, the lowest address of
+ * its executable segments (a copy relocation in the executable, which
+ * every dynamically linked program that names `environ` has). */
+struct lg_environ_at {
+	__s64 from_start_code;
+};
+
+struct lg_test_text {
+	char text[LG_TEST_LEN];
 };
 
 LG_STATIC_ASSERT(sizeof(struct lg_protected) == 16, "lg_protected layout");
@@ -399,7 +426,10 @@ LG_STATIC_ASSERT(sizeof(struct lg_exec_args) == 8 + 8 * LG_EXEC_MAX_ARGS, "lg_ex
 LG_STATIC_ASSERT(LG_EXEC_MAX_ARGS <= 32, "glob_mask has one bit per argument");
 LG_STATIC_ASSERT((LG_EXEC_MAX_ARGS & (LG_EXEC_MAX_ARGS - 1)) == 0, "the BPF side masks indexes with LG_EXEC_MAX_ARGS - 1");
 LG_STATIC_ASSERT(sizeof(struct lg_ancestor) == 24, "lg_ancestor layout");
-LG_STATIC_ASSERT(sizeof(struct lg_event) == 104 + 24 * LG_CHAIN_LEN + LG_ARGS_LEN, "lg_event layout");
+LG_STATIC_ASSERT(sizeof(struct lg_event) == 104 + 24 * LG_CHAIN_LEN + LG_ARGS_LEN + LG_TEST_LEN, "lg_event layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, test) == 104 + 24 * LG_CHAIN_LEN + LG_ARGS_LEN, "lg_event layout");
+LG_STATIC_ASSERT(sizeof(struct lg_exe_key) == 16, "lg_exe_key layout");
+LG_STATIC_ASSERT(sizeof(struct lg_environ_at) == 8, "lg_environ_at layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, target_source) == 88, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, chain) == 104, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, detail) == 44, "lg_event layout");

@@ -34,7 +34,9 @@ lg_event sample_event() {
 TEST(Abi, LayoutMatchesTheBpfSide) {
     // The header's static_asserts already hold at compile time; these keep
     // the numbers visible in the test report.
-    EXPECT_EQ(sizeof(lg_event), 104u + 24u * LG_CHAIN_LEN + LG_ARGS_LEN);
+    EXPECT_EQ(sizeof(lg_event), 104u + 24u * LG_CHAIN_LEN + LG_ARGS_LEN + LG_TEST_LEN);
+    EXPECT_EQ(offsetof(lg_event, test), 104u + 24u * LG_CHAIN_LEN + LG_ARGS_LEN);
+    EXPECT_EQ(sizeof(lg_exe_key), 16u);
     EXPECT_EQ(offsetof(lg_event, object_id), 80u);
     EXPECT_EQ(sizeof(lg_exec_args), 8u + 8u * LG_EXEC_MAX_ARGS);
     EXPECT_EQ(sizeof(lg_protected), 16u);

@@ -14,12 +14,15 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
+#include <sys/stat.h>
 #include <utility>
 
 #include "base/clock.h"
 #include "base/live_environ.h"
 #include "base/proc.h"
 #include "events/event_details.h"
+#include "liveguard/abi.h"
 #include "temp_dir.h"
 
 using namespace liveguard;
@@ -234,6 +237,51 @@ TEST(LiveEnviron, APythonProcess) {
     EXPECT_EQ(read_live_environ(py.pid(), kVar), "t::u (call)");
     EXPECT_EQ(pytest_test_from_environ(exec_environ(py.pid())), "") << "not in what it was started with";
     EXPECT_EQ(py.finish(), 0);
+}
+
+// What the kernel side does at a refusal, done here through /proc: from
+// the process's mm->start_code (its stat's 26th field) and the distance
+// the file gives, to environ, to the variable pytest set.
+TEST(LiveEnviron, EnvironIsWhereTheKernelSideLooksFromStartCode) {
+    if (::access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " not found";
+    auto at = environ_in_executable(std::filesystem::canonical(kPython).string());
+    ASSERT_TRUE(at) << "Debian's python3 defines environ itself";
+    struct stat st {};
+    ASSERT_EQ(::stat(kPython, &st), 0);
+    EXPECT_EQ(at->ino, st.st_ino);
+    EXPECT_EQ(at->size, static_cast<std::uint64_t>(st.st_size));
+    Python py(kPython);
+    ASSERT_EQ(py.said(), "ready\n");
+    std::ifstream stat_file("/proc/" + std::to_string(py.pid()) + "/stat");
+    std::string line((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::string f;
+    std::uint64_t start_code = 0;
+    for (int i = 3; i <= 26 && fields >> f; ++i)
+        if (i == 26) start_code = std::stoull(f);
+    ASSERT_NE(start_code, 0u);
+    int mem = ::open(("/proc/" + std::to_string(py.pid()) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(mem, 0);
+    std::uint64_t env = 0, var = 0;
+    std::string found;
+    ASSERT_EQ(::pread(mem, &env, sizeof env, static_cast<off_t>(start_code + at->from_start_code)),
+              static_cast<ssize_t>(sizeof env));
+    for (int i = 0; i < LG_ENV_SCAN && found.empty(); ++i) {
+        if (::pread(mem, &var, sizeof var, static_cast<off_t>(env + i * 8)) != 8 || var == 0) break;
+        char text[64] = {};
+        if (::pread(mem, text, sizeof text - 1, static_cast<off_t>(var)) > 0 &&
+            std::string_view(text).starts_with("PYTEST_CURRENT_TEST="))
+            found = text + std::strlen("PYTEST_CURRENT_TEST=");
+    }
+    ::close(mem);
+    EXPECT_EQ(found, "t::u (call)");
+}
+
+// A program that does not define environ (libc's is the one it uses) has
+// no place the kernel side can find.
+TEST(LiveEnviron, AnExecutableWithoutItsOwnEnvironIsNotListed) {
+    EXPECT_FALSE(environ_in_executable("/bin/true")) << "coreutils' true names no environ";
+    EXPECT_FALSE(environ_in_executable("/nonexistent/python3"));
 }
 
 // The symbols are those of the file the process maps, not of whatever is

@@ -141,7 +141,7 @@ public:
 class AutoSessionGuard : public AutoSessionFixture {};
 // What pytest's report says of refusals (the plugin), and the test ids of
 // a run without it: in the full scope and in the 6.1 fmod_ret lane
-// (tests/vm/suite: subset+report), all but the run without the plugin.
+// (tests/vm/suite: subset+report).
 class PytestReport : public AutoSessionFixture {};
 class AutoSession : public AutoSessionFixture {};
 

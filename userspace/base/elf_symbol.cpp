@@ -82,6 +82,10 @@ std::optional<ElfDataSymbol> find_dynamic_object(int fd, std::span<const std::st
     if (load->p_offset >= page || load->p_offset % page != load->p_vaddr % page)
         return fail(why, "the first loadable segment does not map the file's first page");
 
+    std::optional<std::uint64_t> first_exec;
+    for (const auto& p : *ph)
+        if (p.p_type == PT_LOAD && (p.p_flags & PF_X) && (!first_exec || p.p_vaddr < *first_exec)) first_exec = p.p_vaddr;
+
     auto sh = read_table<Elf64_Shdr>(fd, eh.e_shoff, eh.e_shnum, eh.e_shentsize, kMaxSections, size);
     if (!sh) return fail(why, "section headers missing, malformed or out of the file");
     auto dynsym = std::find_if(sh->begin(), sh->end(), [](const Elf64_Shdr& s) { return s.sh_type == SHT_DYNSYM; });
@@ -113,7 +117,7 @@ std::optional<ElfDataSymbol> find_dynamic_object(int fd, std::span<const std::st
         for (std::size_t i = 0; i < rank; ++i)
             if (names[i] == name) {
                 rank = i;
-                found = ElfDataSymbol{s.st_value, s.st_size, load->p_vaddr & ~(page - 1)};
+                found = ElfDataSymbol{s.st_value, s.st_size, load->p_vaddr & ~(page - 1), first_exec};
                 break;
             }
         if (rank == 0) break;

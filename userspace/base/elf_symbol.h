@@ -21,6 +21,9 @@ struct ElfDataSymbol {
     // the same layout, of the mapping at file offset 0. A mapping starting
     // at `start` holds the object at start - first_load + value.
     std::uint64_t first_load = 0;
+    // The lowest p_vaddr of an executable PT_LOAD (what the kernel makes
+    // mm->start_code, plus the load bias), when the file has one.
+    std::optional<std::uint64_t> first_exec;
 };
 
 // The first of `names`, in the order given, that the file at `fd`

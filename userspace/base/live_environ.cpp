@@ -260,6 +260,34 @@ std::optional<std::string> read_live_environ(pid_t pid, std::string_view name) {
     return std::nullopt;
 }
 
+std::vector<std::string> python_interpreters() {
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (const char* dir : {"/usr/bin", "/usr/local/bin"})
+        for (auto it = std::filesystem::directory_iterator(dir, ec);
+             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+            std::string name = it->path().filename().string();
+            if (!name.starts_with("python") && !name.starts_with("pypy")) continue;
+            auto real = std::filesystem::canonical(it->path(), ec);
+            if (ec) {
+                ec.clear();
+                continue;
+            }
+            if (std::find(files.begin(), files.end(), real.string()) == files.end()) files.push_back(real.string());
+        }
+    return files;
+}
+
+std::optional<EnvironInExe> environ_in_executable(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+    auto sym = environ_symbol(fd.get());
+    if (!sym || !sym->first_exec) return std::nullopt;
+    return EnvironInExe{static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
+                        static_cast<std::int64_t>(sym->value - *sym->first_exec)};
+}
+
 std::size_t warm_environ_symbols() {
     std::vector<std::string> files;
     if (auto maps = read_small_file("/proc/self/maps", kMaxMapsBytes))
@@ -268,20 +296,7 @@ std::size_t warm_environ_symbols() {
                 files.push_back(std::string(without_deleted(m.path)));
                 break;
             }
-    std::error_code ec;
-    for (const char* dir : {"/usr/bin", "/usr/local/bin"})
-        for (auto it = std::filesystem::directory_iterator(dir, ec);
-             !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-            std::string name = it->path().filename().string();
-            if (!name.starts_with("python") && !name.starts_with("pypy")) continue;
-            // python3 -> python3.11: each file once.
-            auto real = std::filesystem::canonical(it->path(), ec);
-            if (ec) {
-                ec.clear();
-                continue;
-            }
-            if (std::find(files.begin(), files.end(), real.string()) == files.end()) files.push_back(real.string());
-        }
+    for (auto& f : python_interpreters()) files.push_back(std::move(f));
     std::size_t read = 0;
     for (const auto& path : files) {
         if (read >= kCacheEntries / 2) break;  // room left for what events bring

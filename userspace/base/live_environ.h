@@ -20,9 +20,12 @@
 // the read, as it blocks a read of /proc/<pid>/environ.
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace liveguard {
 
@@ -31,6 +34,21 @@ namespace liveguard {
 // the value is longer than 4096 bytes or sits past the array's 4096th
 // entry. A pid that does not exist costs one failed open.
 std::optional<std::string> read_live_environ(pid_t pid, std::string_view name);
+
+// The Python interpreters of the usual bin directories, each file once
+// (python3 and python3.11 are one).
+std::vector<std::string> python_interpreters();
+
+// Where a process running the executable `path` keeps `environ`, as a
+// distance from its mm->start_code: when the executable itself defines
+// it (Debian's python3 does, by a copy relocation). With the file's inode
+// number and size, by which the kernel side knows it.
+struct EnvironInExe {
+    std::uint64_t ino = 0;
+    std::uint64_t size = 0;
+    std::int64_t from_start_code = 0;
+};
+std::optional<EnvironInExe> environ_in_executable(const std::string& path);
 
 // Reads ahead where `environ` is in this process's own libc and in the
 // Python interpreters of the usual bin directories, so that the first

@@ -181,10 +181,13 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
     std::vector<std::uint32_t> pids{e.pid};
     for (const auto& a : d.parents) pids.push_back(a.pid);
 
+    // The test the kernel read from the culprit's memory at the refusal:
+    // exact, where the culprit's executable is one it can read.
+    const std::string taken(e.test, strnlen(e.test, LG_TEST_LEN));
     if (const DetailsCache::Culprit* known = c.culprit(e, pids)) {
         d.exe = known->exe;
         d.culprit_gone = known->gone;
-        d.test = known->test;
+        d.test = taken.empty() ? known->test : taken;
         return d;
     }
     // Taken before anything is read: what is read describes the events
@@ -218,6 +221,10 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
         if (auto log = read_untrusted_file(dir + std::to_string(pid), 4 << 20)) {
             d.test = test_at_since(*log, e.boot_ns, 0, &until);
             if (!d.test.empty()) break;
+        }
+        if (pid == e.pid && !taken.empty()) {
+            d.test = taken;
+            break;
         }
         auto pst = read_proc_stat(static_cast<pid_t>(pid));
         if (!pst) continue;  // gone: nothing of it is left to read

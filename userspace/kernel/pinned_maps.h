@@ -20,6 +20,7 @@ struct PinnedMaps {
     UniqueFd members;
     UniqueFd auto_names;
     UniqueFd path_excepts;
+    UniqueFd environ_at;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

@@ -30,5 +30,6 @@ inline constexpr const char* kCgroupFilter = "lg_cgroup_filter";
 inline constexpr const char* kMembers = "lg_members";
 inline constexpr const char* kAutoNames = "lg_auto_names";
 inline constexpr const char* kPathExcepts = "lg_path_excepts";
+inline constexpr const char* kEnvironAt = "lg_environ_at";
 
 }  // namespace liveguard::pins

@@ -19,6 +19,7 @@
 #include "base/fd.h"
 #include "base/live_environ.h"
 #include "base/paths.h"
+#include "kernel/environ_offsets.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/protected_set.h"
 #include "policy/policy.h"
@@ -78,6 +79,7 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     // culprit can tell; process sessions are summarised from it.
     EventCollector collector(maps, kEventBatch);
     warm_environ_symbols();
+    publish_environ_offsets(maps.environ_at.get());
     ProcessSessions sessions(maps);
     sessions.on_before_end([&collector] {
         try {
