@@ -393,7 +393,7 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 // imports copied from Debian's packages into its site-packages, as a
 // user's `pip install pytest` would have put them there (PyPI is out of
 // reach here).
-std::string make_bare_venv() {
+std::string make_bare_venv(bool with_xdist = false) {
     std::string venv = kDir + "/venv";
     auto r = run_cmd({"/usr/bin/python3", "-m", "venv", "--without-pip", venv});
     if (r.status != 0) return "";
@@ -401,7 +401,11 @@ std::string make_bare_venv() {
     std::string dst = site.out.substr(0, site.out.find('\n'));
     auto mods = run_cmd({"/usr/bin/python3", "-c",
                          "import sys, os, pytest, _pytest.config, pluggy, iniconfig, packaging\n"
-                         "import _pytest.python, _pytest.terminal, _pytest.warnings\n"
+                         "import _pytest.python, _pytest.terminal, _pytest.warnings\n" +
+                             std::string(with_xdist ? "import xdist, xdist.plugin, execnet, importlib.metadata\n"
+                                                      // its pytest11 entry point, as pip installs it
+                                                      "print(importlib.metadata.distribution('pytest-xdist')._path)\n"
+                                                    : "") +
                          "seen = set()\n"
                          "for m in list(sys.modules.values()):\n"
                          "    f = getattr(m, '__file__', None) or ''\n"
@@ -570,4 +574,24 @@ TEST_F(PytestReport, ADebianPackagesOwnSuiteEndsAsWithoutTheGuard) {
         },
         5000))
         << "the run was no automatic session";
+}
+
+// pytest-xdist's workers without the plugin: each refusal names the test
+// its worker was running.
+TEST_F(PytestReport, WithoutThePluginEachXdistWorkersRefusalNamesItsTest) {
+    load_auto();
+    if (run_cmd({"/usr/bin/python3", "-c", "import xdist"}).status != 0) GTEST_SKIP() << "python3-pytest-xdist missing";
+    std::string venv = make_bare_venv(true);
+    ASSERT_FALSE(venv.empty()) << "could not make a virtualenv with pytest and pytest-xdist";
+    write_file(kDir + "/test_xdist.py", kXdistTest);
+    Target gw({.uid = kNobody, .name = "lg-report-gateway"});
+    protect(gw.pid());
+    auto r = as_nobody({venv + "/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+                        kDir + "/test_xdist.py"},
+                       gw.pid());
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("2 passed"), std::string::npos) << r.out << r.err;
+    EXPECT_TRUE(gw.untouched());
+    for (const char* test : {"test_xdist.py::test_first_worker_kill", "test_xdist.py::test_second_worker_kill"})
+        EXPECT_TRUE(wait_until([&] { return journal_names(gw.pid(), test); }, 5000)) << test;
 }
