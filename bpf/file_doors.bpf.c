@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Files that stop a service when written: a supervisor's control FIFO,
  * the files of a cgroup that holds it (v2) or of any cgroup v1 hierarchy,
- * its /proc/<pid>/oom_* files, /proc/sysrq-trigger, and /proc/sys (a
+ * every file of its /proc/<pid>/, /proc/sysrq-trigger, /proc/sys (a
  * core_pattern or modprobe helper runs outside every session; realtime
- * throttling switched off lets spinners starve the machine). Checked when
+ * throttling switched off lets spinners starve the machine), /sys/power
+ * and securityfs. Checked when
  * such a file is opened for writing, and again at every write: a file
  * opened before the session, or passed in by someone else, is written
  * through without a new open. Everything else is ruled out by the
@@ -74,8 +75,11 @@ static __always_inline int proc_file_write(struct file *file, __u64 session, __u
 	/* SysRq e/i/f signal or OOM-kill processes without any kill check. */
 	if (name_is(d, "sysrq-trigger", 13))
 		return refuse_object_act(session, LG_HOOK_PROC_FILE, d, 0, detail, 0);
-	if (!name_is(d, "oom_score_adj", 13) && !name_is(d, "oom_adj", 7))
-		return 0;
+	/* Every file of a protected process's /proc/<pid>/ and task/<tid>/
+	 * directories, whichever it is: oom_score_adj makes it the OOM
+	 * killer's first choice, autogroup and timerslack_ns slow it,
+	 * clear_refs, coredump_filter, comm and attr/ change it. Files of
+	 * no process (pid unset) are ruled on above. */
 	struct pid *pid = BPF_CORE_READ(pi, pid);
 	struct hlist_node *first = BPF_CORE_READ(pid, tasks[0].first);
 
@@ -90,8 +94,8 @@ static __always_inline int proc_file_write(struct file *file, __u64 session, __u
 	if (!protected && any(LG_SETTING_PROTECTED_CGROUPS))
 		protected = cgroup_protected_untyped(BPF_CORE_READ(t, cgroups, dfl_cgrp));
 	/* A protected process's number may be missing from a full map: then
-	 * no process's oom files are a member's to write, its own included. */
-	if (!protected) {
+	 * no other process's files are a member's to write. */
+	if (!protected && tgid != (__u32)(bpf_get_current_pid_tgid() >> 32)) {
 		__u32 idx = LG_COUNTER_PROTECTED_PIDS_FULL;
 		__u64 *full = bpf_map_lookup_elem(&lg_counters, &idx);
 
@@ -100,6 +104,15 @@ static __always_inline int proc_file_write(struct file *file, __u64 session, __u
 	if (!protected)
 		return 0;
 	return refuse_object_act(session, LG_HOOK_PROC_FILE, d, BPF_CORE_READ(inode, i_ino), detail, tgid);
+}
+
+/* /sys/power/<file>: suspend, hibernate or freeze every task on the
+ * machine. (A device's own power/ directory is deeper down.) */
+static __always_inline bool power_file(struct dentry *d)
+{
+	struct dentry *dir = BPF_CORE_READ(d, d_parent);
+
+	return BPF_CORE_READ(dir, d_parent) == BPF_CORE_READ(d, d_sb, s_root) && name_is(dir, "power", 5);
 }
 
 static __always_inline bool is_fifo(struct inode *inode)
@@ -119,7 +132,8 @@ static __noinline int candidate_writes(struct task_struct *leader, struct file *
 	struct inode *inode = file->f_inode;
 	unsigned long magic = inode->i_sb->s_magic;
 	bool special = magic == CGROUP2_SUPER_MAGIC || magic == PROC_SUPER_MAGIC ||
-		       magic == CGROUP_SUPER_MAGIC || magic == SYSFS_MAGIC || magic == BINFMTFS_MAGIC;
+		       magic == CGROUP_SUPER_MAGIC || magic == SYSFS_MAGIC || magic == BINFMTFS_MAGIC ||
+		       magic == SECURITYFS_MAGIC;
 	struct lg_guarded_inode *g = 0;
 
 	/* A regular file: only a protected tree or file can make it matter. */
@@ -147,8 +161,16 @@ static __noinline int candidate_writes(struct task_struct *leader, struct file *
 	    (magic == SYSFS_MAGIC && name_is(file->f_path.dentry, "uevent_helper", 13)))
 		return refuse_object_act(session, LG_HOOK_SYSCTL, file->f_path.dentry, inode->i_ino,
 					 detail, 0);
+	if (magic == SYSFS_MAGIC && power_file(file->f_path.dentry))
+		return refuse_object_act(session, LG_HOOK_POWER, file->f_path.dentry, inode->i_ino,
+					 detail, 0);
 	if (magic == SYSFS_MAGIC)
 		return 0;
+	/* Lockdown cannot be lifted again until a reboot, and the guard
+	 * cannot be loaded under it; an LSM's policy can refuse anything. */
+	if (magic == SECURITYFS_MAGIC)
+		return refuse_object_act(session, LG_HOOK_SECURITYFS, file->f_path.dentry,
+					 inode->i_ino, detail, 0);
 	return refuse_object_act(session, LG_HOOK_CONTROL_FIFO, file->f_path.dentry, inode->i_ino,
 				 detail | (g ? g->kind : 0), 0);
 }
@@ -213,4 +235,14 @@ LG_HOOK(inode_set_acl, lg_inode_set_acl, struct dentry *, dentry)
 LG_HOOK(inode_remove_acl, lg_inode_remove_acl, struct dentry *, dentry)
 {
 	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
+}
+
+/* A lock or lease on a protected file blocks the service that takes its
+ * own (a read-only descriptor is enough for flock and F_RDLCK); letting
+ * one go is always allowed. */
+LG_HOOK(file_lock, lg_file_lock, struct file *, file, unsigned int, cmd)
+{
+	if (ret || cmd == LG_F_UNLCK)
+		return ret;
+	return tree_change(member_session(), file->f_path.dentry, LG_PATH_LOCK);
 }

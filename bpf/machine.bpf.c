@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Acts that reach every process on the machine without naming one, so no
  * check on the service ever runs: a perf event that signals whatever it
- * watches, and a fanotify permission mark nobody answers, which blocks
- * every open of the marked files. A member may use neither. */
+ * watches, a fanotify permission mark nobody answers, which blocks every
+ * open of the marked files, and what only the machine's own capabilities
+ * allow (reboot, kexec, modules, the clock, raw I/O). A member may use
+ * none of them. */
 #include "lib/hook.h"
 #include "lib/gate.h"
 
@@ -33,4 +35,96 @@ LG_HOOK(path_notify, lg_path_notify, const struct path *, path, __u64, mask, uns
 	if (!member_session())
 		return 0;
 	return member_act_on_object(LG_HOOK_FANOTIFY, BPF_CORE_READ(path, dentry), 0, obj_type, 0);
+}
+
+/* Capabilities that act on the whole machine whoever holds them, checked
+ * against the initial user namespace: a member's own user namespace owns
+ * nothing they reach. reboot(2) in a PID namespace a member made without
+ * a user namespace of its own is refused with them (the check cannot
+ * tell the two apart). */
+#define LG_CAP_SYS_MODULE 16
+#define LG_CAP_SYS_RAWIO 17
+#define LG_CAP_SYS_BOOT 22
+#define LG_CAP_SYS_TIME 25
+#define LG_MACHINE_CAPS                                                                    \
+	((1ULL << LG_CAP_SYS_MODULE) | (1ULL << LG_CAP_SYS_RAWIO) | (1ULL << LG_CAP_SYS_BOOT) | \
+	 (1ULL << LG_CAP_SYS_TIME))
+
+static __always_inline __u32 machine_cap_door(int cap)
+{
+	switch (cap) {
+	case LG_CAP_SYS_BOOT: return LG_HOOK_REBOOT;
+	case LG_CAP_SYS_MODULE: return LG_HOOK_MODULE;
+	case LG_CAP_SYS_TIME: return LG_HOOK_CLOCK;
+	default: return LG_HOOK_RAW_IO;
+	}
+}
+
+/* Every capability check on the machine passes here: the capability's
+ * number rules out nearly all of them before anything else is read. Only
+ * the current task's own checks count: the kernel also asks about other
+ * tasks' credentials (has_capability), which are no act of theirs. */
+LG_HOOK(capable, lg_capable, const struct cred *, cred, struct user_namespace *, ns, int, cap)
+{
+	if (ret || (unsigned int)cap >= 64 || !((1ULL << cap) & LG_MACHINE_CAPS))
+		return ret;
+	if (BPF_CORE_READ(ns, level) != 0)
+		return 0;
+	if ((void *)cred != (void *)bpf_get_current_task_btf()->cred)
+		return 0;
+	return member_act_on_object(machine_cap_door(cap), 0, 0, cap, 0);
+}
+
+#define LG_NETLINK_ROUTE 0
+#define LG_NETLINK_NETFILTER_PROTO 12
+#define LG_RTM_BASE 16
+
+/* The first change among the rtnetlink messages of one send: its type, or
+ * 0 when all are requests to read (RTM_GET*: type - RTM_BASE is 2 modulo
+ * 4) or control messages. A send with more messages than are read counts
+ * as a change. */
+static __always_inline __u32 rtnetlink_change(struct sk_buff *skb)
+{
+	unsigned char *data = BPF_CORE_READ(skb, data);
+	__u32 len = BPF_CORE_READ(skb, len);
+	__u32 off = 0;
+
+	for (int i = 0; i < LG_NETLINK_MAX_MSGS; i++) {
+		struct nlmsghdr h;
+
+		if (off + sizeof(h) > len)
+			return 0;
+		if (bpf_probe_read_kernel(&h, sizeof(h), data + off))
+			return LG_RTM_BASE;
+		if (h.nlmsg_type >= LG_RTM_BASE && ((h.nlmsg_type - LG_RTM_BASE) & 3) != 2)
+			return h.nlmsg_type;
+		if (h.nlmsg_len < sizeof(h))
+			return 0;
+		off += (h.nlmsg_len + 3) & ~3U;
+	}
+	return off < len ? LG_RTM_BASE : 0;
+}
+
+/* Links, addresses, routes, rules and netfilter of the machine's network
+ * namespace are every service's. A namespace of the member's own is its
+ * own (unshare -n, then ip link set lo down). */
+LG_HOOK(netlink_send, lg_netlink_send, struct sock *, sk, struct sk_buff *, skb)
+{
+	if (ret)
+		return ret;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	__u16 proto = BPF_CORE_READ(sk, sk_protocol);
+
+	if (proto != LG_NETLINK_ROUTE && proto != LG_NETLINK_NETFILTER_PROTO)
+		return 0;
+	if (BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != lg_host_net_ns)
+		return 0;
+	__u32 detail = proto == LG_NETLINK_NETFILTER_PROTO ? LG_NETLINK_NETFILTER : rtnetlink_change(skb);
+
+	if (!detail)
+		return 0;
+	return refuse_object_act(session, LG_HOOK_NETWORK, 0, 0, detail, 0);
 }

@@ -44,6 +44,8 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define PROC_SUPER_MAGIC 0x9fa0
 #define BPF_FS_MAGIC 0xcafe4a11
+#define SECURITYFS_MAGIC 0x73636673
+#define LG_F_UNLCK 2
 /* /proc/<pid>/stat reports start times in USER_HZ ticks. */
 #define NSEC_PER_USER_TICK 10000000ULL
 

@@ -90,6 +90,15 @@ struct {
 	__type(value, struct lg_arg_buf);
 } lg_scratch __weak SEC(".maps");
 
+/* The doors the policy opens to every session ([sessions] allow), one bit
+ * per enum lg_hook: only doors that guard the machine as a whole. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lg_allowed_doors __weak SEC(".maps");
+
 /* Where `environ` is in a process running a given executable, as the
  * watcher found it in the file (no decision depends on it: an executable
  * not listed only leaves events without the test's name). */

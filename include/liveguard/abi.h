@@ -74,7 +74,14 @@
 	X(PERF_EVENT, 15, "perf_event", "a perf event that signals (sigtrap)")                 \
 	X(FANOTIFY, 16, "fanotify", "a fanotify permission mark (FAN_*_PERM)")                 \
 	X(REALTIME, 17, "realtime", "a realtime scheduling policy (FIFO, RR, DEADLINE)")       \
-	X(PATH, 18, "path", "a protected file or tree changed (write, create, remove, rename, attributes)")
+	X(PATH, 18, "path", "a protected file or tree changed (write, create, remove, rename, attributes, locks)") \
+	X(REBOOT, 19, "reboot", "reboot(2), kexec_load, kexec_file_load (CAP_SYS_BOOT)")       \
+	X(MODULE, 20, "module", "a kernel module loaded or removed (CAP_SYS_MODULE)")          \
+	X(CLOCK, 21, "clock", "the machine's clock or its adjustment set (CAP_SYS_TIME)")      \
+	X(RAW_IO, 22, "raw_io", "I/O ports (ioperm, iopl), /dev/mem, /dev/port, /dev/kmem (CAP_SYS_RAWIO)") \
+	X(POWER, 23, "power", "a /sys/power file written (suspend, freeze, hibernate)")       \
+	X(SECURITYFS, 24, "securityfs", "a securityfs file written (lockdown, an LSM's policy)") \
+	X(NETWORK, 25, "network", "rtnetlink changes or netfilter in the machine's network namespace")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -137,6 +144,7 @@ enum lg_path_op {
 	LG_PATH_RMDIR = 8,
 	LG_PATH_SETATTR = 9, /* mode, owner, times or size */
 	LG_PATH_XATTR = 10,  /* an extended attribute set or removed */
+	LG_PATH_LOCK = 11,   /* a lock or lease taken (flock, fcntl, OFD, F_SETLEASE) */
 };
 /* lg_event.detail bit: the walk reached LG_TREE_DEPTH before the root. */
 #define LG_PATH_TOO_DEEP 0x1000
@@ -188,6 +196,12 @@ enum lg_mount_kind {
 #define LG_DETAIL_SCHED_SETATTR 0xfffffffeu
 /* lg_event.detail of a control FIFO renamed, linked or removed. */
 #define LG_DETAIL_RENAME 0x400
+/* lg_event.detail of a LG_HOOK_NETWORK refusal: the rtnetlink message type
+ * (RTM_NEWLINK, ...), or this for any netfilter request. */
+#define LG_NETLINK_NETFILTER 0x10000
+/* Messages of one rtnetlink send the network door reads; a send with more
+ * is refused unread. */
+#define LG_NETLINK_MAX_MSGS 16
 /* lg_event.detail of a LG_HOOK_SIGIO refusal: F_SETOWN found its map full. */
 #define LG_DETAIL_MAP_FULL 0x200
 

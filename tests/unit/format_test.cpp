@@ -109,6 +109,11 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     EXPECT_EQ(describe_act(e), "called sched_setattr (refused to members whatever the policy) for python3[5]");
     e.detail = 1;
     EXPECT_EQ(describe_act(e), "asked for realtime scheduling (policy 1) for python3[5]");
+    e.hook = LG_HOOK_PATH;
+    e.detail = LG_PATH_LOCK;
+    e.object_id = 12;
+    std::strcpy(e.target_comm, "gateway.pid");
+    EXPECT_EQ(describe_act(e), "took a lock or lease on gateway.pid in a protected tree (inode 12)");
     for (std::uint32_t h = LG_HOOK_CLONE_INTO_CGROUP; h < LG_HOOK_COUNT; ++h) {
         e.hook = h;
         EXPECT_NE(describe_act(e), "did something refused") << hook_name(h);

@@ -5,6 +5,7 @@
 #include "kernel/exec_words.h"
 #include "kernel/path_excepts.h"
 #include "policy/pidfile.h"
+#include "liveguard/abi.h"
 #include "policy/policy.h"
 #include "policy/s6_status.h"
 
@@ -91,6 +92,13 @@ TEST(Policy, EveryKind) {
     EXPECT_FALSE(parse_policy("[[protect]]\npid = 1\n", "p.toml").refuse_service_manager_sockets);
 }
 
+TEST(Policy, AllowOpensTheNamedMachineDoorsToSessions) {
+    auto p = parse_policy("[sessions]\nallow = [\"clock\", \"module\"]\n", "p.toml");
+    EXPECT_EQ(p.allowed_doors, (std::uint64_t{1} << LG_HOOK_CLOCK) | (std::uint64_t{1} << LG_HOOK_MODULE));
+    EXPECT_EQ(parse_policy("[[protect]]\npid = 1\n", "p.toml").allowed_doors, 0u);
+    EXPECT_EQ(parse_policy("[sessions]\nallow = []\n", "p.toml").allowed_doors, 0u);
+}
+
 TEST(Policy, ErrorsNameFileAndLine) {
     struct Case {
         const char* text;
@@ -108,6 +116,12 @@ TEST(Policy, ErrorsNameFileAndLine) {
         {"[sessions]\nparent = 5\n", "p.toml:2: `parent` must be a string"},
         {"[sessions]\nrefuse_service_manager_sockets = \"yes\"\n",
          "p.toml:2: `refuse_service_manager_sockets` must be true or false"},
+        {"[sessions]\nallow = \"clock\"\n", "p.toml:2: `allow` must be an array of door names"},
+        {"[sessions]\nallow = [\"task_kill\"]\n",
+         "p.toml:2: `allow`: \"task_kill\" is no door a policy may open (these may: reboot, module, clock, "
+         "raw_io, power, securityfs, network)"},
+        {"[sessions]\nallow = [\"clocks\"]\n", "p.toml:2: `allow`: \"clocks\" is no door"},
+        {"[sessions]\nallow = [3]\n", "p.toml:2: `allow`: this entry is no door"},
         {"[[protect]\n", "p.toml:1: "},
         {"[[protect]]\npid = 1\npid = 2\n", "p.toml:3: "},
     };

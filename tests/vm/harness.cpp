@@ -108,7 +108,7 @@ const char* const kPathPrograms[] = {
     "lg_file_open",      "lg_file_permission", "lg_file_receive",   "lg_inode_create",
     "lg_inode_unlink",   "lg_inode_rmdir",     "lg_inode_link",     "lg_inode_symlink",
     "lg_inode_mkdir",    "lg_inode_mknod",     "lg_inode_rename",   "lg_inode_setattr",
-    "lg_inode_setxattr", "lg_inode_removexattr", "lg_file_ioctl",
+    "lg_inode_setxattr", "lg_inode_removexattr", "lg_file_ioctl",     "lg_file_lock",
     // 6.2 and later only (ACLs reach inode_setxattr before that):
     "lg_inode_set_acl",  "lg_inode_remove_acl",
 };

@@ -32,6 +32,8 @@ std::string cgroup_root();  // the cgroup v2 mount
 // The control run of the file tests: takes every program that refuses
 // changes to protected files off its hook, and waits until they are off.
 void take_path_hooks_off();
+// The same for the named programs (bpf program names, e.g. "lg_capable").
+void take_links_off(const std::vector<std::string>& programs);
 
 // Where the file tests make their trees: $LIVEGUARD_TEST_ROOT, else /tmp
 // (the btrfs lane points it at a btrfs subvolume).

@@ -504,3 +504,30 @@ TEST_F(PathGuard, APidFileStaysGuardedThroughAWatcherRestartAfterItsProcessIsGon
     EXPECT_EQ(s.as_member([&] { return err(::unlink(pf.c_str())); }), EPERM);
     EXPECT_EQ(read_file(pf).value_or(""), before);
 }
+
+// s6-svscan runs whatever its scan directory's entries name at its next
+// rescan: an entry that is a symlink to the service directory is guarded
+// as itself, so a member can neither rename nor remove it, nor put
+// another link in its place.
+TEST_F(PathGuard, AnS6ScanEntryThatIsASymlinkCannotBeRenamedRemovedOrReplaced) {
+    const std::string services = kRoot + "/services", scan = kRoot + "/scan";
+    const std::string entry = scan + "/gateway-default", other = scan + "/other";
+    fs::create_directories(services + "/gateway");
+    fs::create_directories(services + "/other");
+    fs::create_directories(scan);
+    write_text(services + "/gateway/run", "#!/bin/sh\nexec sleep 3600\n");
+    ASSERT_EQ(::symlink((services + "/gateway").c_str(), entry.c_str()), 0) << std::strerror(errno);
+    ASSERT_EQ(::symlink((services + "/other").c_str(), other.c_str()), 0) << std::strerror(errno);
+    load("[[protect]]\ns6 = \"" + scan + "/gateway-*\"\n");
+    ASSERT_TRUE(wait_until([&] { return lg({"status"}).out.find("matched: " + entry + "\n") != std::string::npos; }))
+        << lg({"status"}).out;
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return err(::rename(entry.c_str(), (scan + "/gateway-moved").c_str())); }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return err(::unlink(entry.c_str())); }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return err(::rename(other.c_str(), entry.c_str())); }), EPERM);
+    EXPECT_EQ(s.as_member([&] { return err(::rename((services + "/gateway").c_str(), (services + "/moved").c_str())); }),
+              EPERM);
+    EXPECT_EQ(fs::read_symlink(entry), fs::path(services + "/gateway"));
+    // An entry of no protected service stays the member's to change.
+    EXPECT_EQ(s.as_member([&] { return err(::rename(other.c_str(), (scan + "/other-moved").c_str())); }), 0);
+}

@@ -4,11 +4,14 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/io.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <ctime>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -452,4 +455,35 @@ TEST_F(Policy, TwoPathsToOneDirectoryEachWakeTheWatcherForTheirOwnFile) {
     EXPECT_TRUE(wait_until([&] { return listed_protected(b.pid()); }));
     write_hermes_pid_file(kRoot + "/real/a.pid", a.pid());
     EXPECT_TRUE(wait_until([&] { return listed_protected(a.pid()); }));
+}
+
+namespace {
+
+int set_clock_to_now() {
+    struct timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return ::clock_settime(CLOCK_REALTIME, &now) == 0 ? 0 : errno;
+}
+
+int raise_port_access() { return ::ioperm(0x80, 1, 1) == 0 ? 0 : errno; }
+
+}  // namespace
+
+// `[sessions] allow` opens the machine doors it names and nothing else; a
+// reload without it shuts them again.
+TEST_F(PolicyGuard, AllowOpensOnlyTheMachineDoorsItNames) {
+    Target gw;
+    const std::string protect = "[[protect]]\npid = " + std::to_string(gw.pid()) + "\n";
+    load_policy(protect + "[sessions]\nallow = [\"clock\"]\n");
+    if (sabotaged()) take_links_off({"lg_capable"});
+    Session s;
+    EXPECT_EQ(s.as_member(set_clock_to_now), 0) << "the clock, which the policy allows";
+    EXPECT_EQ(s.as_member(raise_port_access), EPERM) << "raw I/O, which it does not";
+    EXPECT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    EXPECT_TRUE(gw.untouched());
+
+    write_text(policy_path(), protect);
+    ASSERT_EQ(lg({"reload"}).status, 0);
+    EXPECT_TRUE(wait_until([&] { return s.as_member(set_clock_to_now) == EPERM; }))
+        << "the clock stayed open after a reload without `allow`";
 }

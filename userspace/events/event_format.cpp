@@ -129,6 +129,7 @@ std::string describe_act(const lg_event& e) {
                 case LG_PATH_RMDIR: what = "removed directory " + name; break;
                 case LG_PATH_SETATTR: what = "changed the mode, owner, times or size of " + name; break;
                 case LG_PATH_XATTR: what = "changed an extended attribute of " + name; break;
+                case LG_PATH_LOCK: what = "took a lock or lease on " + name; break;
                 default: what = "changed " + name; break;
             }
             if (e.detail & LG_PATH_TOO_DEEP)
@@ -140,6 +141,17 @@ std::string describe_act(const lg_event& e) {
             if (e.detail == LG_DETAIL_SCHED_SETATTR)
                 return "called sched_setattr (refused to members whatever the policy) for " + target_string(e);
             return "asked for realtime scheduling (policy " + std::to_string(e.detail) + ") for " + target_string(e);
+        case LG_HOOK_REBOOT: return "tried to reboot the machine or load a kernel to boot (kexec)";
+        case LG_HOOK_MODULE: return "tried to load or remove a kernel module";
+        case LG_HOOK_CLOCK: return "tried to set the machine's clock";
+        case LG_HOOK_RAW_IO: return "asked for raw I/O (I/O ports, /dev/mem, /dev/port or /dev/kmem)";
+        case LG_HOOK_POWER: return "opened /sys/power/" + name + written;
+        case LG_HOOK_SECURITYFS: return "opened securityfs file " + name + written;
+        case LG_HOOK_NETWORK:
+            return e.detail == LG_NETLINK_NETFILTER
+                       ? "sent a netfilter request in the machine's network namespace"
+                       : "sent rtnetlink request " + std::to_string(e.detail) +
+                             " (a change: links, addresses, routes, rules) in the machine's network namespace";
         default: return "did something refused";
     }
 }

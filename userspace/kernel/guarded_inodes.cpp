@@ -31,9 +31,9 @@ std::optional<lg_inode_key> inode_key(const std::string& path) {
     return key_of(st);
 }
 
-std::optional<HeldInode> hold_inode(const std::string& path) {
+std::optional<HeldInode> hold_inode(const std::string& path, bool follow) {
     HeldInode held;
-    held.fd.reset(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    held.fd.reset(::open(path.c_str(), O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW)));
     struct stat st {};
     // The key comes from the open file, so it names the inode held even
     // when the path is replaced in between.

@@ -26,9 +26,9 @@ struct HeldInode {
     UniqueFd fd;
 };
 
-// The file `path` resolves to (symlinks followed), held; nothing when it
-// cannot be opened.
-std::optional<HeldInode> hold_inode(const std::string& path);
+// The file `path` resolves to (symlinks followed, unless `follow` is
+// false: then a symlink itself), held; nothing when it cannot be opened.
+std::optional<HeldInode> hold_inode(const std::string& path, bool follow = true);
 
 // How many names the held file has left: 0 once its last one is unlinked.
 std::uint64_t link_count(const HeldInode& held);

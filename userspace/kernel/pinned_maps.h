@@ -21,6 +21,7 @@ struct PinnedMaps {
     UniqueFd auto_names;
     UniqueFd path_excepts;
     UniqueFd environ_at;
+    UniqueFd allowed_doors;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

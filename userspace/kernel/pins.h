@@ -31,5 +31,6 @@ inline constexpr const char* kMembers = "lg_members";
 inline constexpr const char* kAutoNames = "lg_auto_names";
 inline constexpr const char* kPathExcepts = "lg_path_excepts";
 inline constexpr const char* kEnvironAt = "lg_environ_at";
+inline constexpr const char* kAllowedDoors = "lg_allowed_doors";
 
 }  // namespace liveguard::pins

@@ -1,5 +1,6 @@
 #include "policy/policy.h"
 
+#include "kernel/allowed_doors.h"
 #include "liveguard/abi.h"
 
 #define TOML_EXCEPTIONS 1
@@ -336,13 +337,27 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                             fail(file, e, std::string("`auto`: ") + err.what());
                         }
                     }
+                } else if (s == "allow") {
+                    auto* a = sv.as_array();
+                    if (!a)
+                        fail(file, sv, "`allow` must be an array of door names, e.g. [\"clock\"] (doors a "
+                                       "policy may open: " + allowable_door_names() + ")");
+                    for (auto&& e : *a) {
+                        auto v = e.value<std::string>();
+                        auto bit = v ? allowable_door_bit(*v) : std::nullopt;
+                        if (!e.is_string() || !bit)
+                            fail(file, e, "`allow`: " + (v ? "\"" + *v + "\"" : std::string("this entry")) +
+                                              " is no door a policy may open (these may: " +
+                                              allowable_door_names() + ")");
+                        p.allowed_doors |= *bit;
+                    }
                 } else if (s == "reap") {
                     auto v = sv.value<bool>();
                     if (!sv.is_boolean() || !v) fail(file, sv, "`reap` must be true or false");
                     p.reap = *v;
                 } else {
                     fail(file, sv, "unknown key `" + s +
-                                       "` in [sessions] (expected parent, tag, auto, reap, "
+                                       "` in [sessions] (expected parent, tag, auto, reap, allow, "
                                        "refuse_service_manager_sockets)");
                 }
             }

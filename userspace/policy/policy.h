@@ -48,6 +48,9 @@ struct Policy {
     // [sessions] reap: what a session leaves running is killed when its
     // root exits.
     bool reap = true;
+    // [sessions] allow: doors open to every session, one bit per enum
+    // lg_hook (kernel/allowed_doors.h says which may be).
+    std::uint64_t allowed_doors = 0;
 };
 
 // "file:line: what is wrong".

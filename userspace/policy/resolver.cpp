@@ -342,6 +342,8 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
                 // start runs. (Its event/ directory stays open to members:
                 // s6-svwait waits there without changing anything.)
                 r.guarded_files.emplace_back(dir, LG_INODE_PROTECTED_TREE);
+                if (struct stat entry {}; ::lstat(dir.c_str(), &entry) == 0 && S_ISLNK(entry.st_mode))
+                    r.guarded_links.push_back(dir);
                 if (auto supervise = resolve_s6_supervised(dir, "s6 service", r))
                     resolve_s6_svscan(*supervise, scandir, r);
                 // s6-svscan runs a service's log/ beside it, piped to it: a

@@ -51,6 +51,10 @@ struct Resolution {
     // lg_inode_kind) and the words naming it to service-control commands
     // (word, enum lg_word_flags).
     std::vector<std::pair<std::string, std::uint32_t>> guarded_files;
+    // Symlinks guarded as themselves (LG_INODE_PROTECTED_FILE): an s6
+    // scan-directory entry that links to its service directory, which a
+    // rename would take out of the scan at the next rescan.
+    std::vector<std::string> guarded_links;
     std::vector<std::pair<std::string, std::uint32_t>> exec_words;
     std::vector<std::string> warnings;  // each names the file it is about
     bool retry = false;                 // a torn read or a supervisor not up yet

@@ -12,6 +12,7 @@
 #include "base/cgroup.h"
 #include "base/error.h"
 #include "base/proc.h"
+#include "kernel/allowed_doors.h"
 #include "kernel/exec_words.h"
 #include "kernel/guarded_inodes.h"
 #include "kernel/map_walk.h"
@@ -53,6 +54,11 @@ bool Reconciler::apply() {
     pass.owners.insert(kControlBinaries);
     for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
     if (policy_.refuse_service_manager_sockets) want_service_manager_sockets(pass);
+    try {
+        set_allowed_doors(maps_.allowed_doors.get(), policy_.allowed_doors);
+    } catch (const std::exception& e) {
+        pass.warnings.insert(std::string("allow: ") + e.what());
+    }
     try {
         PathExcepts(maps_.path_excepts.get()).set(policy_.targets);
     } catch (const std::exception& e) {
@@ -134,6 +140,8 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
     for (const auto& [path, kind] : r.guarded_files)
         if (!(kind == LG_INODE_PROTECTED_FILE && members_files.count(path)))
             want_inode(pass, path, kind, t.source, t.describe());
+    for (const auto& link : r.guarded_links)
+        want_inode(pass, link, LG_INODE_PROTECTED_FILE, t.source, t.describe(), false);
     for (const auto& [word, flag] : r.exec_words) pass.words[word] |= flag;
     pass.warnings.insert(r.warnings.begin(), r.warnings.end());
 }
@@ -148,8 +156,8 @@ void Reconciler::want_service_manager_sockets(Pass& pass) {
 }
 
 void Reconciler::want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
-                            const std::string& owner) {
-    auto held = hold_inode(path);
+                            const std::string& owner, bool follow) {
+    auto held = hold_inode(path, follow);
     if (!held) return;
     InodeId id{held->key.dev, held->key.ino};
     pass.inodes[id] = InodeWant{kind, source, owner, std::move(*held)};

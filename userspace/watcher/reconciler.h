@@ -70,8 +70,9 @@ private:
 
     void apply_target(const ProtectTarget& t, Pass& pass, WatcherState& state);
     void want_service_manager_sockets(Pass& pass);
+    // `follow` false: a symlink is guarded itself, not what it names.
     static void want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
-                           const std::string& owner);
+                           const std::string& owner, bool follow = true);
     void adopt_named_files(Pass& pass);
     void apply_side_doors(Pass& pass);
     void count_protected_paths();

@@ -8,12 +8,15 @@ same paths, so the tests can be collected without it.
 import asyncio
 import ctypes
 import errno
+import fcntl
 import json
 import os
 import pty
 import re
 import shlex
 import signal
+import socket
+import stat
 import struct
 import subprocess
 import tempfile
@@ -46,10 +49,19 @@ DOORS = {
     "perf_event": ["lg_perf_event_alloc"],
     "fanotify": ["lg_path_notify"],
     "realtime": ["lg_setscheduler"],
+    "reboot": ["lg_capable"],
+    "module": ["lg_capable"],
+    "clock": ["lg_capable"],
+    "raw_io": ["lg_capable"],
+    "power": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
+    "securityfs": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
+    "network": ["lg_netlink_send"],
+    # Last: its control run lets a test rewrite the gateway's PID file and
+    # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
              "lg_inode_rmdir", "lg_inode_link", "lg_inode_symlink", "lg_inode_mkdir", "lg_inode_mknod",
              "lg_inode_rename", "lg_inode_setattr", "lg_inode_setxattr", "lg_inode_removexattr",
-             "lg_inode_set_acl", "lg_inode_remove_acl"],
+             "lg_inode_set_acl", "lg_inode_remove_acl", "lg_file_lock"],
 }
 
 _DEFAULTS = {
@@ -738,3 +750,154 @@ def links():
 def is_mountpoint(path):
     with open("/proc/self/mountinfo") as f:
         return any(line.split()[4] == path for line in f)
+
+
+# --- the machine's acts, /proc files, locks (test_in_session and test_outside) ---
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_SYS = {"iopl": 172, "ioperm": 173, "reboot": 169, "delete_module": 176, "clock_settime": 227,
+        "kexec_load": 246, "finit_module": 313}
+
+
+def _syscall_errno(name, *args):
+    """0 when the call worked, its errno when it failed."""
+    ctypes.set_errno(0)
+    rc = _libc.syscall(ctypes.c_long(_SYS[name]), *args)
+    return 0 if rc != -1 else ctypes.get_errno()
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def machine_acts():
+    """name -> a callable that does the act and returns its errno (0: done)."""
+    def clock_settime_now():
+        t = time.clock_gettime_ns(time.CLOCK_REALTIME)
+        ts = _Timespec(t // 10**9, t % 10**9)
+        return _syscall_errno("clock_settime", ctypes.c_int(0), ctypes.byref(ts))
+
+    def open_errno(path, flags=os.O_RDWR):
+        try:
+            os.close(os.open(path, flags))
+            return 0
+        except OSError as e:
+            return e.errno
+
+    return {
+        # LINUX_REBOOT_CMD_CAD_OFF: only Ctrl-Alt-Del changes, when it works.
+        "reboot CAD_OFF": ("reboot", lambda: _syscall_errno(
+            "reboot", ctypes.c_uint(0xfee1dead), ctypes.c_uint(672274793), ctypes.c_uint(0),
+            ctypes.c_void_p(0))),
+        # No segments: unloads a kexec kernel, of which there is none.
+        "kexec_load": ("reboot", lambda: _syscall_errno(
+            "kexec_load", ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_void_p(0), ctypes.c_ulong(0))),
+        # fd -1: EBADF once the capability check has passed.
+        "finit_module": ("module", lambda: _syscall_errno(
+            "finit_module", ctypes.c_int(-1), ctypes.c_char_p(b""), ctypes.c_int(0))),
+        "delete_module": ("module", lambda: _syscall_errno(
+            "delete_module", ctypes.c_char_p(b"liveguard_no_such_module"), ctypes.c_uint(os.O_NONBLOCK))),
+        # The clock set to what it already says.
+        "clock_settime": ("clock", clock_settime_now),
+        "ioperm": ("raw_io", lambda: _syscall_errno(
+            "ioperm", ctypes.c_ulong(0x80), ctypes.c_ulong(1), ctypes.c_int(1))),
+        "/dev/mem": ("raw_io", lambda: open_errno("/dev/mem")),
+        "/dev/port": ("raw_io", lambda: open_errno("/dev/port")),
+    }
+
+
+def writable_proc_files(pid):
+    """Paths of the regular files under /proc/<pid>/ the kernel marks
+    writable, one level of subdirectories down (attr/, task/<tid>/)."""
+    found = []
+
+    def scan(d, depth):
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            return
+        for e in entries:
+            try:
+                if e.is_symlink():
+                    continue
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if depth < 3 and e.name not in ("fd", "fdinfo", "map_files", "ns", "net", "cwd", "root"):
+                    scan(e.path, depth + 1)
+            elif st.st_mode & 0o222:
+                found.append(e.path)
+
+    scan(f"/proc/{pid}", 0)
+    return sorted(found)
+
+
+def lock_as_nobody(path, how):
+    """In a child running as nobody: open `path` read-only and lock it.
+    Returns the errno (0: locked)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code = 0
+        try:
+            if how != "lease":
+                os.setgid(65534)
+                os.setuid(65534)
+            fd = os.open(path, os.O_RDONLY)
+            if how == "flock":
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            elif how == "fcntl":
+                fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            elif how == "ofd":
+                F_OFD_SETLK = 37
+                fcntl.fcntl(fd, F_OFD_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))
+            elif how == "lease":
+                F_SETLEASE = 1024
+                fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK)
+        except OSError as e:
+            code = e.errno or 255
+        os.write(w, str(code).encode())
+        os._exit(0)
+    os.close(w)
+    out = os.read(r, 16)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return int(out or b"255")
+
+
+def rtnetlink_set_link_up(ifname="lo"):
+    """RTM_NEWLINK setting IFF_UP on `ifname` in this process's network
+    namespace (lo is up already: nothing changes when it works). Returns
+    the errno of the send or of the kernel's answer (0: done)."""
+    NETLINK_ROUTE, RTM_NEWLINK, NLM_F_REQUEST, NLM_F_ACK, IFF_UP = 0, 16, 1, 4, 1
+    index = socket.if_nametoindex(ifname)
+    body = struct.pack("BxHiII", 0, 0, index, IFF_UP, IFF_UP)
+    msg = struct.pack("IHHII", 16 + len(body), RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, 1, 0) + body
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_ROUTE) as s:
+        try:
+            s.send(msg)
+        except OSError as e:
+            return e.errno
+        answer = s.recv(4096)
+    # NLMSG_ERROR (2) with error 0 is the ack.
+    length, kind = struct.unpack_from("IH", answer)
+    if kind == 2:
+        return -struct.unpack_from("i", answer, 16)[0]
+    return 0
+
+
+def netfilter_batch_begin():
+    """An nfnetlink batch that begins and never ends (nothing changes when
+    it is sent: the kernel drops an unfinished batch). The errno of the
+    send (0: sent)."""
+    NETLINK_NETFILTER, NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, NFNL_SUBSYS_NFTABLES = 12, 0x10, 1, 10
+    body = struct.pack("BB", 0, 0) + struct.pack(">H", NFNL_SUBSYS_NFTABLES)
+    msg = struct.pack("IHHII", 16 + len(body), NFNL_MSG_BATCH_BEGIN, NLM_F_REQUEST, 1, 0) + body
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER) as s:
+        try:
+            s.send(msg)
+        except OSError as e:
+            return e.errno
+    return 0

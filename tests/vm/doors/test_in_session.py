@@ -1280,6 +1280,147 @@ def test_control_fifo_moved(gateway, how):
 
 
 # =============================================================================
+# The machine: what only the machine's own capabilities allow (reboot,
+# kexec, modules, the clock, raw I/O), its power state and securityfs.
+# Each act is one the kernel refuses before doing anything when the guard
+# is there, and a harmless one when it is not (the control run).
+# =============================================================================
+
+def _machine_case(name):
+    door_name, act = D.machine_acts()[name]
+    return pytest.param(name, act, marks=door[door_name], id=name)
+
+
+@pytest.mark.parametrize("name, act", [_machine_case(n) for n in [
+    "reboot CAD_OFF", "kexec_load", "finit_module", "delete_module", "clock_settime", "ioperm",
+    "/dev/mem", "/dev/port"]])
+def test_machine_capability(gateway, name, act):
+    err = act()
+    assert err == errno.EPERM, f"{name}: {'done' if err == 0 else os.strerror(err)}, not refused"
+    assert_kept(gateway)
+
+
+@door["power"]
+@pytest.mark.parametrize("name", ["state", "mem_sleep", "pm_freeze_timeout"])
+def test_power_file_open_for_writing(gateway, name):
+    """`echo freeze > /sys/power/state` freezes every task on the machine."""
+    path = f"/sys/power/{name}"
+    assert os.path.exists(path), f"{path} does not exist on this kernel"
+    assert open_refused(path, os.O_WRONLY), f"{path} opened for writing"
+    assert_kept(gateway)
+
+
+@door["securityfs"]
+def test_securityfs_lockdown(gateway):
+    """Lockdown cannot be lifted until a reboot, and the guard cannot be
+    loaded again under it."""
+    path = "/sys/kernel/security/lockdown"
+    assert os.path.exists(path), f"{path}: securityfs not mounted"
+    assert open_refused(path, os.O_WRONLY), f"{path} opened for writing"
+    assert_kept(gateway)
+
+
+def test_pass_own_namespace_hostname_and_clock_reads():
+    """A member's own UTS namespace is its own: sethostname there works."""
+    r = run(["unshare", "--uts", "sh", "-c", "hostname liveguard-own-uts && hostname"])
+    assert r.returncode == 0 and "liveguard-own-uts" in r.stdout, describe(r)
+    time.clock_gettime(time.CLOCK_REALTIME)
+
+
+# =============================================================================
+# network: the machine's network namespace (links, addresses, routes,
+# netfilter) is every service's; one of the member's own is its own.
+# =============================================================================
+
+@door["network"]
+@pytest.mark.parametrize("how", ["rtnetlink", "ip link", "netfilter"])
+def test_network_change_in_machine_namespace(gateway, how):
+    if how == "rtnetlink":
+        err = D.rtnetlink_set_link_up("lo")
+        assert err == errno.EPERM, f"RTM_NEWLINK lo up: {'done' if err == 0 else os.strerror(err)}"
+    elif how == "ip link":
+        r = run(["ip", "link", "set", "lo", "up"])
+        assert r.returncode != 0 and "not permitted" in (r.stderr + r.stdout).lower(), describe(r)
+    else:
+        err = D.netfilter_batch_begin()
+        assert err == errno.EPERM, f"nfnetlink batch: {'sent' if err == 0 else os.strerror(err)}"
+    assert_kept(gateway)
+
+
+def test_pass_network_own_namespace_and_reads():
+    """lo down in a network namespace of its own; reading the machine's links."""
+    r = run(["unshare", "-n", "sh", "-c", "ip link set lo up && ip link set lo down && ip link show lo"])
+    assert r.returncode == 0 and "DOWN" in r.stdout, describe(r)
+    r = run(["ip", "link", "show", "lo"])
+    assert r.returncode == 0, describe(r)
+
+
+# =============================================================================
+# proc_file, every file: each writable file of the gateway's /proc/<pid>/
+# and /proc/<pid>/task/<tid>/ (and their attr/ directories), as the running
+# kernel lists them.
+# =============================================================================
+
+@door["proc_file"]
+def test_proc_every_writable_file(gateway):
+    files = D.writable_proc_files(gateway.pid)
+    assert len(files) >= 10, f"only {files} found writable under /proc/{gateway.pid}"
+    opened, other = [], []
+    for path in files:
+        try:
+            os.close(os.open(path, os.O_WRONLY))
+            opened.append(path)
+        except PermissionError:
+            pass
+        except OSError as e:
+            other.append(f"{path}: {e.strerror}")
+    assert not opened and not other, \
+        f"of {len(files)} writable files, opened for writing: {opened}; failed otherwise: {other}"
+    assert_kept(gateway)
+
+
+def test_pass_own_proc_files():
+    """A member's own /proc/self files stay its own."""
+    with open("/proc/self/comm") as f:
+        comm = f.read().strip()
+    with open("/proc/self/comm", "w") as f:
+        f.write("lg-own-comm")
+    with open("/proc/self/comm", "w") as f:
+        f.write(comm)
+    with open("/proc/self/timerslack_ns", "w") as f:
+        f.write("50000")
+
+
+# =============================================================================
+# path, locks: a lock or lease on the gateway's PID file (a protected file)
+# blocks the gateway when it takes its own; a read-only descriptor is
+# enough, so the member here runs as nobody.
+# =============================================================================
+
+@door["path"]
+@pytest.mark.parametrize("how", ["flock", "fcntl", "ofd", "lease"])
+def test_lock_protected_file(gateway, how):
+    """flock, fcntl and OFD locks as nobody through a read-only descriptor;
+    a lease (the file's owner or root may take one) as root."""
+    err = D.lock_as_nobody(CFG["pidfile"], how)
+    assert err == errno.EPERM, f"{how} on {CFG['pidfile']}: {'locked' if err == 0 else os.strerror(err)}"
+    assert_kept(gateway)
+
+
+def test_pass_lock_own_file():
+    import tempfile
+    fd, path = tempfile.mkstemp(dir="/tmp", prefix="lg-own-lock.")
+    os.close(fd)
+    try:
+        os.chmod(path, 0o644)
+        for how in ("flock", "fcntl", "ofd", "lease"):
+            err = D.lock_as_nobody(path, how)
+            assert err == 0, f"{how} on a file of the test's own: {os.strerror(err)}"
+    finally:
+        os.unlink(path)
+
+
+# =============================================================================
 # bpf: liveguard's maps, programs and links.
 # =============================================================================
 

@@ -7,6 +7,7 @@ reach outsiders without touching the gateway; the gateway itself is only
 restarted through s6, read, or sent SIGURG (which it counts).
 """
 import contextlib
+import errno
 import fcntl
 import itertools
 import os
@@ -270,3 +271,49 @@ def test_reload_ignores_a_rewritten_watcher_pid_file():
             f.write(original)
         victim.kill()
         victim.wait(10)
+
+
+# The machine's acts the session is refused, outside any session: the
+# kernel does them (each is harmless: see doorlib.machine_acts).
+@pytest.mark.parametrize("name", ["reboot CAD_OFF", "kexec_load", "finit_module", "clock_settime", "ioperm",
+                                  "/dev/mem", "/dev/port"])
+def test_outside_machine_capability(name):
+    err = D.machine_acts()[name][1]()
+    assert err != errno.EPERM, f"{name} refused outside any session"
+
+
+@pytest.mark.parametrize("path", ["/sys/power/state", "/sys/kernel/security/lockdown"])
+def test_outside_machine_files_open_for_writing(path):
+    os.close(os.open(path, os.O_WRONLY))
+
+
+@pytest.mark.parametrize("how", ["flock", "fcntl", "ofd", "lease"])
+def test_outside_lock_protected_file(how):
+    err = D.lock_as_nobody(CFG["pidfile"], how)
+    assert err == 0, f"{how} on {CFG['pidfile']} outside any session: {os.strerror(err)}"
+
+
+def test_outside_every_writable_proc_file_of_a_disposable_process():
+    p = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL)
+    try:
+        opened = 0
+        for path in D.writable_proc_files(p.pid):
+            try:
+                os.close(os.open(path, os.O_WRONLY))
+                opened += 1
+            except PermissionError as e:
+                pytest.fail(f"{path}: {e}")
+            except OSError:
+                pass
+        assert opened >= 10, opened
+    finally:
+        p.kill()
+        p.wait(10)
+
+
+def test_outside_network_change_in_machine_namespace():
+    assert D.rtnetlink_set_link_up("lo") == 0
+
+
+def test_outside_netfilter_request():
+    assert D.netfilter_batch_begin() == 0
