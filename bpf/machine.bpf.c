@@ -79,6 +79,26 @@ LG_HOOK(capable, lg_capable, const struct cred *, cred, struct user_namespace *,
 #define LG_NETLINK_NETFILTER_PROTO 12
 #define LG_RTM_BASE 16
 
+#define LG_RTM_NEWLINK 16
+#define LG_NLM_F_CREATE 0x400
+/* struct ifinfomsg (uapi: fixed): its size and where ifi_index is. */
+#define LG_IFINFOMSG_LEN 16
+#define LG_IFINFOMSG_INDEX 4
+
+/* iproute2's probe for RTM_NEWLINK, sent before `ip link show` too: no
+ * device named (index 0, no attributes) and no NLM_F_CREATE, which the
+ * kernel answers with ENODEV and changes nothing. */
+static __always_inline bool newlink_probe(struct nlmsghdr *h, unsigned char *msg)
+{
+	int index = -1;
+
+	if (h->nlmsg_type != LG_RTM_NEWLINK || (h->nlmsg_flags & LG_NLM_F_CREATE) ||
+	    h->nlmsg_len > sizeof(*h) + LG_IFINFOMSG_LEN)
+		return false;
+	bpf_probe_read_kernel(&index, sizeof(index), msg + sizeof(*h) + LG_IFINFOMSG_INDEX);
+	return index == 0;
+}
+
 /* The first change among the rtnetlink messages of one send: its type, or
  * 0 when all are requests to read (RTM_GET*: type - RTM_BASE is 2 modulo
  * 4) or control messages. A send with more messages than are read counts
@@ -96,7 +116,8 @@ static __always_inline __u32 rtnetlink_change(struct sk_buff *skb)
 			return 0;
 		if (bpf_probe_read_kernel(&h, sizeof(h), data + off))
 			return LG_RTM_BASE;
-		if (h.nlmsg_type >= LG_RTM_BASE && ((h.nlmsg_type - LG_RTM_BASE) & 3) != 2)
+		if (h.nlmsg_type >= LG_RTM_BASE && ((h.nlmsg_type - LG_RTM_BASE) & 3) != 2 &&
+		    !newlink_probe(&h, data + off))
 			return h.nlmsg_type;
 		if (h.nlmsg_len < sizeof(h))
 			return 0;
