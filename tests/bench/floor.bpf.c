@@ -292,3 +292,21 @@ int BPF_PROG(floor_inode_remove_acl)
 {
 	return 0;
 }
+
+SEC("lsm/capable")
+int BPF_PROG(floor_capable)
+{
+	return 0;
+}
+
+SEC("lsm/file_lock")
+int BPF_PROG(floor_file_lock)
+{
+	return 0;
+}
+
+SEC("lsm/netlink_send")
+int BPF_PROG(floor_netlink_send)
+{
+	return 0;
+}
