@@ -87,12 +87,7 @@ static __always_inline int proc_file_write(struct file *file, __u64 session, __u
 		return 0;
 	struct task_struct *t = (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
 	__u32 tgid = BPF_CORE_READ(t, tgid);
-	__u64 ticks = BPF_CORE_READ(t, group_leader, start_boottime) / NSEC_PER_USER_TICK;
-	__u64 *known = bpf_map_lookup_elem(&lg_protected_pids, &tgid);
-	bool protected = known && *known == ticks;
-
-	if (!protected && any(LG_SETTING_PROTECTED_CGROUPS))
-		protected = cgroup_protected_untyped(BPF_CORE_READ(t, cgroups, dfl_cgrp));
+	bool protected = untyped_task_protected(t);
 	/* A protected process's number may be missing from a full map: then
 	 * no other process's files are a member's to write. */
 	if (!protected && tgid != (__u32)(bpf_get_current_pid_tgid() >> 32)) {

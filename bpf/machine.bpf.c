@@ -2,9 +2,10 @@
 /* Acts that reach every process on the machine without naming one, so no
  * check on the service ever runs: a perf event that signals whatever it
  * watches, a fanotify permission mark nobody answers, which blocks every
- * open of the marked files, and what only the machine's own capabilities
- * allow (reboot, kexec, modules, the clock, raw I/O). A member may use
- * none of them. */
+ * open of the marked files, what only the machine's own capabilities
+ * allow (reboot, kexec, modules, the clock, raw I/O, the host name, swap)
+ * and changes to its network namespace. A member may use none of them. */
+#include "arch/x86_64.h"
 #include "lib/hook.h"
 #include "lib/gate.h"
 
@@ -42,37 +43,106 @@ LG_HOOK(path_notify, lg_path_notify, const struct path *, path, __u64, mask, uns
  * nothing they reach. reboot(2) in a PID namespace a member made without
  * a user namespace of its own is refused with them (the check cannot
  * tell the two apart). */
+#define LG_CAP_NET_ADMIN 12
 #define LG_CAP_SYS_MODULE 16
 #define LG_CAP_SYS_RAWIO 17
+#define LG_CAP_SYS_ADMIN 21
 #define LG_CAP_SYS_BOOT 22
 #define LG_CAP_SYS_TIME 25
+#define LG_CAP_PERFMON 38
 #define LG_MACHINE_CAPS                                                                    \
 	((1ULL << LG_CAP_SYS_MODULE) | (1ULL << LG_CAP_SYS_RAWIO) | (1ULL << LG_CAP_SYS_BOOT) | \
 	 (1ULL << LG_CAP_SYS_TIME))
+/* Capabilities that reach the machine only on some paths, told apart by
+ * the namespace the member is in or the call it makes. */
+#define LG_SOMETIMES_MACHINE_CAPS \
+	((1ULL << LG_CAP_NET_ADMIN) | (1ULL << LG_CAP_SYS_ADMIN) | (1ULL << LG_CAP_PERFMON))
 
+/* The system call the current task is in, the x32 bit masked off, and
+ * whether it came through the ia32 entry. */
+static __always_inline __u64 current_syscall(bool *compat)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	*compat = LG_SYSCALL_COMPAT(task);
+	return LG_SYSCALL_NR(regs) & ~LG_X32_SYSCALL_BIT;
+}
+
+/* The door of a CAP_SYS_ADMIN or CAP_PERFMON check, by the call being
+ * made: the host and domain names of the machine's UTS namespace, swap,
+ * and process_madvise(), which since 6.13 lets a holder of either
+ * (perfmon_capable()) past a ptrace read check the guard refused. 0 for
+ * every other use of them (mounts, namespaces, ... have doors of their
+ * own). */
+static __always_inline __u32 sys_admin_door(int cap)
+{
+	bool compat;
+	__u64 nr = current_syscall(&compat);
+
+	if (nr == LG_NR_PROCESS_MADVISE)
+		return LG_HOOK_PTRACE;
+	if (cap == LG_CAP_PERFMON)
+		return 0;
+	if (compat ? nr == LG_NR_IA32_SWAPON || nr == LG_NR_IA32_SWAPOFF
+		   : nr == LG_NR_SWAPON || nr == LG_NR_SWAPOFF)
+		return LG_HOOK_SWAP;
+	if (compat ? nr == LG_NR_IA32_SETHOSTNAME || nr == LG_NR_IA32_SETDOMAINNAME
+		   : nr == LG_NR_SETHOSTNAME || nr == LG_NR_SETDOMAINNAME)
+		return bpf_get_current_task_btf()->nsproxy->uts_ns->ns.inum == lg_host_uts_ns ? LG_HOOK_HOSTNAME
+											    : 0;
+	return 0;
+}
+
+/* The door of a capability check by a member, 0 when it reaches nothing
+ * of the machine's. CAP_NET_ADMIN counts in the machine's network
+ * namespace, where every use of it (an interface ioctl, iptables'
+ * setsockopt, /sys/class/net, a netlink family) changes what every
+ * service uses; in a namespace of the member's own it is its own. */
 static __always_inline __u32 machine_cap_door(int cap)
 {
 	switch (cap) {
 	case LG_CAP_SYS_BOOT: return LG_HOOK_REBOOT;
 	case LG_CAP_SYS_MODULE: return LG_HOOK_MODULE;
 	case LG_CAP_SYS_TIME: return LG_HOOK_CLOCK;
-	default: return LG_HOOK_RAW_IO;
+	case LG_CAP_SYS_RAWIO: return LG_HOOK_RAW_IO;
+	case LG_CAP_SYS_ADMIN:
+	case LG_CAP_PERFMON: return sys_admin_door(cap);
+	default:
+		return bpf_get_current_task_btf()->nsproxy->net_ns->ns.inum == lg_host_net_ns ? LG_HOOK_NETWORK
+											     : 0;
 	}
 }
 
 /* Every capability check on the machine passes here: the capability's
  * number rules out nearly all of them before anything else is read. Only
  * the current task's own checks count: the kernel also asks about other
- * tasks' credentials (has_capability), which are no act of theirs. */
+ * tasks' credentials (has_capability), which are no act of theirs. A
+ * check the kernel refuses anyway (the capability is not in the task's
+ * effective set) is left to it, so no event names an act that could not
+ * have happened. */
 LG_HOOK(capable, lg_capable, const struct cred *, cred, struct user_namespace *, ns, int, cap)
 {
-	if (ret || (unsigned int)cap >= 64 || !((1ULL << cap) & LG_MACHINE_CAPS))
+	if (ret || (unsigned int)cap >= 64 || !((1ULL << cap) & (LG_MACHINE_CAPS | LG_SOMETIMES_MACHINE_CAPS)))
 		return ret;
 	if (BPF_CORE_READ(ns, level) != 0)
 		return 0;
 	if ((void *)cred != (void *)bpf_get_current_task_btf()->cred)
 		return 0;
-	return member_act_on_object(machine_cap_door(cap), 0, 0, cap, 0);
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	__u64 effective = 0;
+
+	bpf_core_read(&effective, sizeof(effective), &cred->cap_effective);
+	if (!((effective >> cap) & 1))
+		return 0;
+	__u32 door = machine_cap_door(cap);
+
+	if (!door)
+		return 0;
+	return refuse_object_act(session, door, 0, 0, door == LG_HOOK_NETWORK ? LG_NETWORK_ADMIN : cap, 0);
 }
 
 #define LG_NETLINK_ROUTE 0

@@ -6,6 +6,7 @@
 #include "lib/gate.h"
 #include "lib/keepers.h"
 #include "lib/trees.h"
+#include "lib/terminal.h"
 
 /* Off the path every kill takes (see member_candidate()). */
 static __noinline int probed(struct task_struct *p)
@@ -28,12 +29,23 @@ LG_HOOK(task_kill, lg_task_kill, struct task_struct *, p, int, sig)
 
 /* ptrace, process_vm_*, /proc/<pid>/mem: all pass mm_access() or
  * ptrace_attach(), which ask this hook with PTRACE_MODE_ATTACH. Reads of
- * /proc/<pid>/status and the like ask only for PTRACE_MODE_READ. */
+ * /proc/<pid>/status and the like ask only for PTRACE_MODE_READ, and so
+ * does process_madvise(), which pages the target's memory out (or
+ * collapses it): told apart by the call being made, and only for a
+ * member. (Since 6.13 a refused read check is retried as
+ * perfmon_capable(), which the capable hook refuses in that call.) */
+static __always_inline bool in_process_madvise(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	return (LG_SYSCALL_NR(regs) & ~LG_X32_SYSCALL_BIT) == LG_NR_PROCESS_MADVISE;
+}
+
 LG_HOOK(ptrace_access_check, lg_ptrace, struct task_struct *, child, unsigned int, mode)
 {
 	if (ret)
 		return ret;
-	if (!(mode & PTRACE_MODE_ATTACH))
+	if (!(mode & PTRACE_MODE_ATTACH) && !(member_session() && in_process_madvise()))
 		return 0;
 	return member_act_on_task(LG_HOOK_PTRACE, child, 0, mode);
 }
@@ -150,11 +162,14 @@ LG_HOOK(file_fcntl, lg_file_fcntl, struct file *, file, unsigned int, cmd)
 }
 
 /* Also chattr: an immutable or append-only flag set on a protected file
- * or tree locks its service out of it, and passes no setattr hook. */
+ * or tree locks its service out of it, and passes no setattr hook; and
+ * a terminal a protected process runs in. */
 LG_HOOK(file_ioctl, lg_file_ioctl, struct file *, file, unsigned int, cmd)
 {
 	if (ret)
 		return ret;
+	if (terminal_change(cmd))
+		return member_terminal_act(file, cmd);
 	if (cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR)
 		return tree_change(member_session(), file->f_path.dentry, LG_PATH_SETATTR);
 	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)

@@ -25,6 +25,21 @@
 #define LG_X32_SYSCALL_BIT 0x40000000
 #define LG_NR_X32_SCHED_SETATTR 314
 #define LG_SYSCALL_ARG2(regs) ((regs)->si)
+/* The machine's calls that only CAP_SYS_ADMIN guards, with nothing in
+ * the capability check to tell them from the many others it guards. A
+ * task in an ia32 call (TS_COMPAT in its thread_info) uses the second
+ * set; the x32 bit is masked off first. */
+#define LG_SYSCALL_COMPAT(task) (BPF_CORE_READ(task, thread_info.status) & 0x0002)
+#define LG_NR_SWAPON 167
+#define LG_NR_SWAPOFF 168
+#define LG_NR_SETHOSTNAME 170
+#define LG_NR_SETDOMAINNAME 171
+#define LG_NR_IA32_SWAPON 87
+#define LG_NR_IA32_SWAPOFF 115
+#define LG_NR_IA32_SETHOSTNAME 74
+#define LG_NR_IA32_SETDOMAINNAME 121
+/* Numbers from 424 on are the same on every architecture and ABI. */
+#define LG_NR_PROCESS_MADVISE 440
 #define LG_IA32_SYSCALL_ARG2(regs) ((regs)->cx)
 
 #endif

@@ -82,6 +82,21 @@ static __always_inline bool target_protected(struct task_struct *p)
 	return is_protected(p) || in_protected_cgroup(p);
 }
 
+/* target_protected() for a task reached through plain kernel memory (a
+ * struct pid's task list), a pointer the verifier cannot hand to task
+ * storage: its number and start time in lg_protected_pids, or its
+ * cgroup. */
+static __always_inline bool untyped_task_protected(struct task_struct *t)
+{
+	__u32 tgid = BPF_CORE_READ(t, tgid);
+	__u64 ticks = BPF_CORE_READ(t, group_leader, start_boottime) / NSEC_PER_USER_TICK;
+	__u64 *known = bpf_map_lookup_elem(&lg_protected_pids, &tgid);
+
+	if (known && *known == ticks)
+		return true;
+	return any(LG_SETTING_PROTECTED_CGROUPS) && cgroup_protected_untyped(BPF_CORE_READ(t, cgroups, dfl_cgrp));
+}
+
 /* Whether the cgroup is, holds, or is an ancestor of, a protected process. */
 static __always_inline bool cgroup_guarded(struct cgroup *cg, __u64 id)
 {

@@ -59,5 +59,7 @@ const volatile __u32 lg_host_mnt_ns __weak = 0;
 /* The same for the initial network namespace: a member may write the
  * sysctls of a network namespace of its own. */
 const volatile __u32 lg_host_net_ns __weak = 0;
+/* And the initial UTS namespace: a member may name one of its own. */
+const volatile __u32 lg_host_uts_ns __weak = 0;
 
 #endif

@@ -99,6 +99,16 @@ struct {
 	__type(value, __u64);
 } lg_allowed_doors __weak SEC(".maps");
 
+/* Ports protected services listen on, by namespace and protocol; the
+ * value is the [[protect]] that asked (1-based), 0 when learned from a
+ * protected process's sockets. Written by the loader only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_PROTECTED_PORTS);
+	__type(key, struct lg_port_key);
+	__type(value, __u32);
+} lg_protected_ports __weak SEC(".maps");
+
 /* Where `environ` is in a process running a given executable, as the
  * watcher found it in the file (no decision depends on it: an executable
  * not listed only leaves events without the test's name). */

@@ -45,6 +45,9 @@
  * and the exec check), and files whose owner a member set (F_SETOWN). */
 #define LG_MAX_EXEC_ARG_COPIES 4096
 #define LG_MAX_FOWNERS 16384
+/* Ports protected services listen on (learned from their sockets, or
+ * named in the policy); kept until unload, so a restart's gap is covered. */
+#define LG_MAX_PROTECTED_PORTS 4096
 /* Arguments of one execve that the exec guard looks at, and the longest
  * argument it hashes; longer ones are hashed by their first bytes and
  * cannot match a policy word. */
@@ -61,7 +64,7 @@
 	X(CONTROL_FIFO, 2, "control_fifo", "a supervisor's control FIFO opened for writing")   \
 	X(CGROUP_FILE, 3, "cgroup_file", "a cgroup file written (kill, freeze, procs, limits)") \
 	X(PROC_FILE, 4, "proc_file", "/proc/<pid>/oom_score_adj, oom_adj or sysrq-trigger")    \
-	X(PTRACE, 5, "ptrace", "ptrace attach, process_vm_*, /proc/<pid>/mem access")          \
+	X(PTRACE, 5, "ptrace", "ptrace attach, process_vm_*, process_madvise, /proc/<pid>/mem") \
 	X(SIGIO, 6, "sigio", "SIGIO/SIGURG through F_SETOWN")                                  \
 	X(SERVICE_SOCKET, 7, "service_socket", "connect() to a service manager's socket")      \
 	X(BPF, 8, "bpf", "bpf() on liveguard's maps, programs or links")                       \
@@ -81,7 +84,11 @@
 	X(RAW_IO, 22, "raw_io", "I/O ports (ioperm, iopl), /dev/mem, /dev/port, /dev/kmem (CAP_SYS_RAWIO)") \
 	X(POWER, 23, "power", "a /sys/power file written (suspend, freeze, hibernate)")       \
 	X(SECURITYFS, 24, "securityfs", "a securityfs file written (lockdown, an LSM's policy)") \
-	X(NETWORK, 25, "network", "rtnetlink changes or netfilter in the machine's network namespace")
+	X(NETWORK, 25, "network", "the machine's network namespace changed: rtnetlink, netfilter, anything needing CAP_NET_ADMIN there") \
+	X(HOSTNAME, 26, "hostname", "the machine's host or domain name set (sethostname, setdomainname)") \
+	X(SWAP, 27, "swap", "swap turned on or off (swapon, swapoff)")                         \
+	X(TERMINAL, 28, "terminal", "a terminal a protected process runs in: input (TIOCSTI), settings, foreground group, hangup") \
+	X(PORT, 29, "port", "a TCP or UDP port a protected service listens on, bound by a member")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -197,8 +204,11 @@ enum lg_mount_kind {
 /* lg_event.detail of a control FIFO renamed, linked or removed. */
 #define LG_DETAIL_RENAME 0x400
 /* lg_event.detail of a LG_HOOK_NETWORK refusal: the rtnetlink message type
- * (RTM_NEWLINK, ...), or this for any netfilter request. */
+ * (RTM_NEWLINK, ...), this for any netfilter request, or LG_NETWORK_ADMIN
+ * for any other act needing CAP_NET_ADMIN there (an interface ioctl,
+ * iptables' setsockopt, a /sys/class/net file, a generic netlink family). */
 #define LG_NETLINK_NETFILTER 0x10000
+#define LG_NETWORK_ADMIN 0x20000
 /* Messages of one rtnetlink send the network door reads; a send with more
  * is refused unread. */
 #define LG_NETLINK_MAX_MSGS 16
@@ -313,6 +323,14 @@ struct lg_member {
 struct lg_inode_key {
 	__u64 dev;
 	__u64 ino;
+};
+
+/* Key of the protected-ports map: a port in one network namespace (its
+ * inode number), for one protocol (IPPROTO_TCP 6, IPPROTO_UDP 17). */
+struct lg_port_key {
+	__u32 net_ns;
+	__u16 port;
+	__u16 proto;
 };
 
 struct lg_guarded_inode {
@@ -435,6 +453,7 @@ LG_STATIC_ASSERT((LG_CGROUP_FILTER_BITS / 64 & (LG_CGROUP_FILTER_BITS / 64 - 1))
 LG_STATIC_ASSERT(sizeof(struct lg_member) == 16, "lg_member layout");
 LG_STATIC_ASSERT(sizeof(struct lg_inode_key) == 16, "lg_inode_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_guarded_inode) == 8, "lg_guarded_inode layout");
+LG_STATIC_ASSERT(sizeof(struct lg_port_key) == 8, "lg_port_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_path_except) == 16, "lg_path_except layout");
 LG_STATIC_ASSERT(sizeof(struct lg_exec_args) == 8 + 8 * LG_EXEC_MAX_ARGS, "lg_exec_args layout");
 LG_STATIC_ASSERT(LG_EXEC_MAX_ARGS <= 32, "glob_mask has one bit per argument");

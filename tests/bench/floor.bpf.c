@@ -310,3 +310,9 @@ int BPF_PROG(floor_netlink_send)
 {
 	return 0;
 }
+
+SEC("lsm/socket_bind")
+int BPF_PROG(floor_socket_bind)
+{
+	return 0;
+}

@@ -114,6 +114,23 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     e.object_id = 12;
     std::strcpy(e.target_comm, "gateway.pid");
     EXPECT_EQ(describe_act(e), "took a lock or lease on gateway.pid in a protected tree (inode 12)");
+    e.hook = LG_HOOK_TERMINAL;
+    e.detail = 0x5412;
+    e.object_id = (136ULL << 20) | 3;
+    e.target_pid = 42;
+    EXPECT_EQ(describe_act(e),
+              "used terminal ioctl 0x5412 (input, settings, foreground group or hangup) on device 136:3, "
+              "the terminal of protected process 42");
+    e.hook = LG_HOOK_PORT;
+    e.detail = 6;
+    e.object_id = 8642;
+    EXPECT_EQ(describe_act(e), "bound TCP port 8642, which a protected service listens on");
+    e.hook = LG_HOOK_NETWORK;
+    e.detail = LG_NETWORK_ADMIN;
+    EXPECT_NE(describe_act(e).find("CAP_NET_ADMIN in the machine's network namespace"), std::string::npos);
+    e.hook = LG_HOOK_PTRACE;
+    e.detail = 0x5;  // PTRACE_MODE_READ_FSCREDS
+    EXPECT_EQ(describe_act(e), "called process_madvise on gateway.pid[42/5]");
     for (std::uint32_t h = LG_HOOK_CLONE_INTO_CGROUP; h < LG_HOOK_COUNT; ++h) {
         e.hook = h;
         EXPECT_NE(describe_act(e), "did something refused") << hook_name(h);

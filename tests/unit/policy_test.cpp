@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "kernel/exec_words.h"
 #include "kernel/path_excepts.h"
+#include "kernel/protected_ports.h"
 #include "policy/pidfile.h"
 #include "liveguard/abi.h"
 #include "policy/policy.h"
@@ -99,6 +102,38 @@ TEST(Policy, AllowOpensTheNamedMachineDoorsToSessions) {
     EXPECT_EQ(parse_policy("[sessions]\nallow = []\n", "p.toml").allowed_doors, 0u);
 }
 
+TEST(Policy, HandoffPathsDefaultToTheSpoolsAndCanBeReplaced) {
+    auto p = parse_policy("[sessions]\nreap = true\n", "p.toml");
+    EXPECT_EQ(p.handoff, default_handoff_paths());
+    EXPECT_NE(std::find(p.handoff.begin(), p.handoff.end(), "/var/spool/cron"), p.handoff.end());
+    p = parse_policy("[sessions]\nhandoff = [\"/run/jobs.fifo\"]\n", "p.toml");
+    EXPECT_EQ(p.handoff, std::vector<std::string>{"/run/jobs.fifo"});
+    p = parse_policy("[sessions]\nhandoff = []\n", "p.toml");
+    EXPECT_TRUE(p.handoff.empty());
+}
+
+TEST(Policy, PortsBelongToTheirTarget) {
+    auto p = parse_policy("[[protect]]\npidfile = \"/run/g.pid\"\nports = [8642, 443]\n", "p.toml");
+    ASSERT_EQ(p.targets.size(), 1u);
+    EXPECT_EQ(p.targets[0].ports, (std::vector<std::uint16_t>{8642, 443}));
+}
+
+TEST(ProtectedPorts, ListeningTcpAndBoundUdpRowsOfTheProcessOnly) {
+    // Rows as /proc/net/tcp prints them: 127.0.0.1:18642 listening (0A)
+    // with inode 100, an established row of the same process, and a
+    // listener of another process (inode 300).
+    std::string tcp =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:48D2 00000000:0000 0A 00000000:00000000 00:00000000 00000000 65534        0 100 1 0 100 0 0 10 0\n"
+        "   1: 0100007F:48D2 0100007F:9C40 01 00000000:00000000 00:00000000 00000000 65534        0 200 1 0 20 4 30 10 -1\n"
+        "   2: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 300 1 0 100 0 0 10 0\n"
+        "garbage\n";
+    EXPECT_EQ(ports_in_table(tcp, true, {100, 200}), (std::vector<std::uint16_t>{18642}));
+    EXPECT_EQ(ports_in_table(tcp, false, {100, 200}), (std::vector<std::uint16_t>{18642, 18642}));
+    EXPECT_TRUE(ports_in_table(tcp, true, {}).empty());
+    EXPECT_TRUE(ports_in_table("", true, {100}).empty());
+}
+
 TEST(Policy, ErrorsNameFileAndLine) {
     struct Case {
         const char* text;
@@ -119,11 +154,17 @@ TEST(Policy, ErrorsNameFileAndLine) {
         {"[sessions]\nallow = \"clock\"\n", "p.toml:2: `allow` must be an array of door names"},
         {"[sessions]\nallow = [\"task_kill\"]\n",
          "p.toml:2: `allow`: \"task_kill\" is no door a policy may open (these may: reboot, module, clock, "
-         "raw_io, power, securityfs, network)"},
+         "raw_io, power, securityfs, network, hostname, swap)"},
         {"[sessions]\nallow = [\"clocks\"]\n", "p.toml:2: `allow`: \"clocks\" is no door"},
         {"[sessions]\nallow = [3]\n", "p.toml:2: `allow`: this entry is no door"},
         {"[[protect]\n", "p.toml:1: "},
         {"[[protect]]\npid = 1\npid = 2\n", "p.toml:3: "},
+        {"[sessions]\nhandoff = \"/var/spool/cron\"\n", "p.toml:2: `handoff` must be an array of paths"},
+        {"[sessions]\nhandoff = [\"spool\"]\n", "p.toml:2: `handoff` must be an absolute path"},
+        {"[[protect]]\npid = 1\nports = 8642\n", "p.toml:3: `ports` must be an array of port numbers"},
+        {"[[protect]]\npid = 1\nports = [0]\n", "p.toml:3: each `ports` entry must be a port number"},
+        {"[[protect]]\npid = 1\nports = [65536]\n", "each `ports` entry must be a port number from 1 to 65535"},
+        {"[[protect]]\npid = 1\nports = [\"http\"]\n", "each `ports` entry must be a port number"},
     };
     for (const auto& c : cases) {
         try {

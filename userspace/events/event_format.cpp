@@ -73,7 +73,13 @@ std::string describe_act(const lg_event& e) {
             if (e.detail & LG_DETAIL_MAP_FULL)
                 return "set the owner (F_SETOWN) of " + name + " while liveguard's file-owner map was full";
             return "aimed " + signal_name(e.signal) + " (F_SETOWN) at " + target_string(e);
-        case LG_HOOK_PTRACE: return "tried to attach to " + target_string(e) + " (ptrace)";
+        case LG_HOOK_PTRACE:
+            // detail: the ptrace mode asked (PTRACE_MODE_ATTACH is 2), or
+            // the capability process_madvise fell back on (no target).
+            if (e.target_pid == 0)
+                return "called process_madvise on a protected process (refused its capability fallback too)";
+            if (!(e.detail & 2)) return "called process_madvise on " + target_string(e);
+            return "tried to attach to " + target_string(e) + " (ptrace)";
         case LG_HOOK_EXEC: return "ran " + name + " against a protected service";
         case LG_HOOK_CONTROL_FIFO:
             if (e.detail & LG_DETAIL_RENAME)
@@ -148,10 +154,25 @@ std::string describe_act(const lg_event& e) {
         case LG_HOOK_POWER: return "opened /sys/power/" + name + written;
         case LG_HOOK_SECURITYFS: return "opened securityfs file " + name + written;
         case LG_HOOK_NETWORK:
-            return e.detail == LG_NETLINK_NETFILTER
-                       ? "sent a netfilter request in the machine's network namespace"
-                       : "sent rtnetlink request " + std::to_string(e.detail) +
-                             " (a change: links, addresses, routes, rules) in the machine's network namespace";
+            if (e.detail == LG_NETLINK_NETFILTER) return "sent a netfilter request in the machine's network namespace";
+            if (e.detail == LG_NETWORK_ADMIN)
+                return "asked for CAP_NET_ADMIN in the machine's network namespace (an interface ioctl, "
+                       "iptables, a /sys/class/net file, a netlink family)";
+            return "sent rtnetlink request " + std::to_string(e.detail) +
+                   " (a change: links, addresses, routes, rules) in the machine's network namespace";
+        case LG_HOOK_HOSTNAME: return "tried to set the machine's host or domain name";
+        case LG_HOOK_SWAP: return "tried to turn swap on or off";
+        case LG_HOOK_PORT:
+            return std::string("bound ") + (e.detail == 17 ? "UDP" : "TCP") + " port " + obj +
+                   ", which a protected service listens on";
+        case LG_HOOK_TERMINAL: {
+            char cmd[16];
+            std::snprintf(cmd, sizeof(cmd), "0x%x", e.detail);
+            return std::string("used terminal ioctl ") + cmd + " (input, settings, foreground group or hangup) on device " +
+                   std::to_string(e.object_id >> 20) + ":" + std::to_string(e.object_id & 0xfffff) +
+                   ", the terminal of " + (e.target_pid ? "protected process " + std::to_string(e.target_pid)
+                                                          : std::string("a protected process"));
+        }
         default: return "did something refused";
     }
 }

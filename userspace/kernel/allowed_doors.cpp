@@ -30,7 +30,9 @@ bool allowable(std::uint32_t hook) {
         case LG_HOOK_RAW_IO:
         case LG_HOOK_POWER:
         case LG_HOOK_SECURITYFS:
-        case LG_HOOK_NETWORK: return true;
+        case LG_HOOK_NETWORK:
+        case LG_HOOK_HOSTNAME:
+        case LG_HOOK_SWAP: return true;
         default: return false;
     }
 }

@@ -141,6 +141,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
     skel->rodata->lg_host_mnt_ns = host_namespace("mnt");
     skel->rodata->lg_host_net_ns = host_namespace("net");
+    skel->rodata->lg_host_uts_ns = host_namespace("uts");
     if (auto btrfs = btrfs_layout()) {
         skel->rodata->lg_btrfs_known = true;
         skel->rodata->lg_btrfs_inode_vfs_inode = btrfs->inode_vfs_inode;

@@ -59,6 +59,7 @@ PinnedMaps PinnedMaps::open(bool read_only) {
     m.path_excepts = open_map(pins::kPathExcepts, read_only);
     m.environ_at = open_map(pins::kEnvironAt, read_only);
     m.allowed_doors = open_map(pins::kAllowedDoors, read_only);
+    m.protected_ports = open_map(pins::kProtectedPorts, read_only);
     return m;
 }
 

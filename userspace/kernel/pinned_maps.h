@@ -22,6 +22,7 @@ struct PinnedMaps {
     UniqueFd path_excepts;
     UniqueFd environ_at;
     UniqueFd allowed_doors;
+    UniqueFd protected_ports;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

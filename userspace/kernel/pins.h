@@ -32,5 +32,6 @@ inline constexpr const char* kAutoNames = "lg_auto_names";
 inline constexpr const char* kPathExcepts = "lg_path_excepts";
 inline constexpr const char* kEnvironAt = "lg_environ_at";
 inline constexpr const char* kAllowedDoors = "lg_allowed_doors";
+inline constexpr const char* kProtectedPorts = "lg_protected_ports";
 
 }  // namespace liveguard::pins

@@ -181,6 +181,19 @@ std::optional<std::string> toml_trap(std::string_view t) {
 
 }  // namespace
 
+std::vector<std::string> default_handoff_paths() {
+    return {
+        // at and batch: Debian and Ubuntu, Fedora, openSUSE, Arch.
+        "/var/spool/cron", "/var/spool/at", "/var/spool/atjobs", "/var/spool/atspool", "/var/spool/atd",
+        // cron and anacron.
+        "/etc/crontab", "/etc/cron.d", "/etc/cron.hourly", "/etc/cron.daily", "/etc/cron.weekly",
+        "/etc/cron.monthly", "/etc/anacrontab",
+        // systemd units a daemon-reload or the next boot would run.
+        "/etc/systemd/system", "/run/systemd/system", "/etc/systemd/user", "/root/.config/systemd/user",
+        "/home/*/.config/systemd/user",
+    };
+}
+
 std::optional<std::string> except_entry_problem(const std::string& name) {
     if (name.empty()) return "an empty name";
     if (name.size() > LG_EXCEPT_NAME_LEN - 2)
@@ -264,10 +277,20 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                             target.except.push_back(*v);
                         }
                         continue;
+                    } else if (e == "ports") {
+                        auto* a = ev.as_array();
+                        if (!a) fail(file, ev, "`ports` must be an array of port numbers, e.g. [8642]");
+                        for (auto&& n : *a) {
+                            auto v = n.is_integer() ? n.value<std::int64_t>() : std::nullopt;
+                            if (!v || *v < 1 || *v > 65535)
+                                fail(file, n, "each `ports` entry must be a port number from 1 to 65535");
+                            target.ports.push_back(static_cast<std::uint16_t>(*v));
+                        }
+                        continue;
                     } else
                         fail(file, ev, "unknown key `" + e +
                                            "` in [[protect]] (expected one of pid, pidfile, s6, "
-                                           "systemd_unit, cgroup, path)");
+                                           "systemd_unit, cgroup, path; and except, ports)");
                     ++kinds;
                     target.kind = kind;
                     target.line = static_cast<int>(ev.source().begin.line);
@@ -351,6 +374,13 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                                               allowable_door_names() + ")");
                         p.allowed_doors |= *bit;
                     }
+                } else if (s == "handoff") {
+                    auto* a = sv.as_array();
+                    if (!a)
+                        fail(file, sv, "`handoff` must be an array of paths (spools, sockets, FIFOs), "
+                                       "e.g. [\"/var/spool/cron\", \"/run/jobs.fifo\"]");
+                    p.handoff.clear();
+                    for (auto&& d : *a) p.handoff.push_back(require_absolute_string(file, d, "handoff"));
                 } else if (s == "reap") {
                     auto v = sv.value<bool>();
                     if (!sv.is_boolean() || !v) fail(file, sv, "`reap` must be true or false");
@@ -358,7 +388,7 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                 } else {
                     fail(file, sv, "unknown key `" + s +
                                        "` in [sessions] (expected parent, tag, auto, reap, allow, "
-                                       "refuse_service_manager_sockets)");
+                                       "handoff, refuse_service_manager_sockets)");
                 }
             }
         } else {

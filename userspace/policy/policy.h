@@ -30,9 +30,18 @@ struct ProtectTarget {
     // path only: names that stay writable anywhere below it ("__pycache__",
     // or "*.pyc" for a suffix).
     std::vector<std::string> except;
+    // Ports the service listens on, TCP and UDP in the machine's network
+    // namespace, protected before it first listens (its listening sockets
+    // are learned anyway).
+    std::vector<std::uint16_t> ports;
 
     std::string describe() const;  // e.g. pidfile "/home/dev/.hermes/gateway.pid"
 };
+
+// The at, batch and cron spools and job directories of the distributions
+// liveguard runs on, and systemd's unit directories; globs allowed,
+// missing ones skipped.
+std::vector<std::string> default_handoff_paths();
 
 struct Policy {
     std::string path;
@@ -51,6 +60,10 @@ struct Policy {
     // [sessions] allow: doors open to every session, one bit per enum
     // lg_hook (kernel/allowed_doors.h says which may be).
     std::uint64_t allowed_doors = 0;
+    // [sessions] handoff: where a member could leave work for a runner
+    // outside the session (spools, job directories, sockets, FIFOs):
+    // default_handoff_paths() unless the key is given.
+    std::vector<std::string> handoff = default_handoff_paths();
 };
 
 // "file:line: what is wrong".

@@ -3,6 +3,7 @@
 #include "watcher/reconciler.h"
 
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "base/error.h"
 #include "base/proc.h"
 #include "kernel/allowed_doors.h"
+#include "kernel/protected_ports.h"
 #include "kernel/exec_words.h"
 #include "kernel/guarded_inodes.h"
 #include "kernel/map_walk.h"
@@ -34,6 +36,7 @@ constexpr std::uint32_t kCgroupWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO |
 // Owners of the guarded files no target names.
 const std::string kControlBinaries = "service-control binaries";
 const std::string kServiceManagerSockets = "service manager sockets";
+const std::string kHandoffPaths = "hand-off paths";
 
 }  // namespace
 
@@ -44,6 +47,8 @@ Reconciler::Reconciler(Policy policy, PinnedMaps maps)
       mount_(cgroup2_mount()) {
     inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (!inotify_) throw_errno("cannot create an inotify instance", errno);
+    struct stat st {};
+    if (::stat("/proc/1/ns/net", &st) == 0) host_net_ns_ = static_cast<std::uint32_t>(st.st_ino);
 }
 
 bool Reconciler::apply() {
@@ -54,6 +59,7 @@ bool Reconciler::apply() {
     pass.owners.insert(kControlBinaries);
     for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
     if (policy_.refuse_service_manager_sockets) want_service_manager_sockets(pass);
+    want_handoff_paths(pass);
     try {
         set_allowed_doors(maps_.allowed_doors.get(), policy_.allowed_doors);
     } catch (const std::exception& e) {
@@ -136,6 +142,7 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
         }
         shown.cgroups.push_back(path);
     }
+    want_ports(t, shown.pids, pass);
     pass.owners.insert(t.describe());
     for (const auto& [path, kind] : r.guarded_files)
         if (!(kind == LG_INODE_PROTECTED_FILE && members_files.count(path)))
@@ -146,12 +153,55 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
     pass.warnings.insert(r.warnings.begin(), r.warnings.end());
 }
 
+void Reconciler::want_ports(const ProtectTarget& t, const std::vector<pid_t>& pids, Pass& pass) {
+    std::vector<lg_port_key> keys;
+    for (pid_t pid : pids)
+        for (const auto& k : listening_ports(pid)) keys.push_back(k);
+    if (host_net_ns_)
+        for (auto port : t.ports)
+            for (const auto& k : policy_port_keys(port, host_net_ns_)) keys.push_back(k);
+    else if (!t.ports.empty())
+        pass.warnings.insert(t.describe() + ": ports: the machine's network namespace is unknown (/proc/1/ns/net)");
+    if (keys.empty()) return;
+    try {
+        if (int added = protect_ports(maps_.protected_ports.get(), keys, t.source))
+            watcher_log("protecting " + std::to_string(added) + " more port(s) of " + t.describe());
+    } catch (const std::exception& e) {
+        pass.warnings.insert(t.describe() + ": " + e.what());
+    }
+}
+
 void Reconciler::want_service_manager_sockets(Pass& pass) {
     pass.owners.insert(kServiceManagerSockets);
     for (const auto& pattern : service_manager_socket_patterns()) {
         for (const auto& [dir, names] : glob_watch_dirs(pattern)) pass.dirs[dir].insert(names.begin(), names.end());
         for (const auto& path : expand_glob(pattern))
             want_inode(pass, path, LG_INODE_SERVICE_SOCKET, 0, kServiceManagerSockets);
+    }
+}
+
+// A spool or job directory is guarded as a protected tree, a file as a
+// protected file, a socket as a service socket (no connect), a FIFO as a
+// control FIFO (no writer): whatever a runner outside the session picks
+// up from there, no member may leave.
+void Reconciler::want_handoff_paths(Pass& pass) {
+    pass.owners.insert(kHandoffPaths);
+    for (const auto& pattern : policy_.handoff) {
+        for (const auto& [dir, names] : glob_watch_dirs(pattern)) pass.dirs[dir].insert(names.begin(), names.end());
+        for (const auto& path : expand_glob(pattern)) {
+            struct stat st {};
+            if (::stat(path.c_str(), &st) != 0) continue;  // gone since the glob
+            std::uint32_t kind = S_ISDIR(st.st_mode)    ? LG_INODE_PROTECTED_TREE
+                                 : S_ISREG(st.st_mode)  ? LG_INODE_PROTECTED_FILE
+                                 : S_ISSOCK(st.st_mode) ? LG_INODE_SERVICE_SOCKET
+                                 : S_ISFIFO(st.st_mode) ? LG_INODE_SUPERVISE_CONTROL
+                                                        : 0;
+            if (!kind) {
+                pass.warnings.insert("handoff: " + path + " is no directory, file, socket or FIFO; not guarded");
+                continue;
+            }
+            want_inode(pass, path, kind, 0, kHandoffPaths);
+        }
     }
 }
 

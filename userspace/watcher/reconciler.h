@@ -70,6 +70,7 @@ private:
 
     void apply_target(const ProtectTarget& t, Pass& pass, WatcherState& state);
     void want_service_manager_sockets(Pass& pass);
+    void want_handoff_paths(Pass& pass);
     // `follow` false: a symlink is guarded itself, not what it names.
     static void want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
                            const std::string& owner, bool follow = true);
@@ -77,6 +78,9 @@ private:
     void apply_side_doors(Pass& pass);
     void count_protected_paths();
     void procs_add(const ProcessToProtect& p, std::uint32_t source);
+    // The target's ports: those its processes listen on now, and those
+    // the policy names.
+    void want_ports(const ProtectTarget& t, const std::vector<pid_t>& pids, Pass& pass);
     void pin_identity(const ProtectTarget& t, Resolution& r);
     void forget_vanished_cgroups(const std::set<std::uint64_t>& wanted);
     void update_watches(const WatchDirs& dirs);
@@ -97,6 +101,7 @@ private:
     InodeWants inodes_added_;
     WordWants words_added_;
     bool added_watch_ = false;
+    std::uint32_t host_net_ns_ = 0;  // inode of the machine's network namespace (0: unknown)
 };
 
 }  // namespace liveguard

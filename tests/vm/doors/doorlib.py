@@ -20,6 +20,7 @@ import stat
 import struct
 import subprocess
 import tempfile
+import termios
 import time
 from typing import NamedTuple, Optional
 
@@ -34,7 +35,7 @@ DOORS = {
                      "lg_inode_unlink", "lg_inode_link"],
     "cgroup_file": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "proc_file": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
-    "ptrace": ["lg_ptrace"],
+    "ptrace": ["lg_ptrace", "lg_capable"],
     "sigio": ["lg_sigio", "lg_set_fowner", "lg_file_fcntl", "lg_file_ioctl"],
     "service_socket": ["lg_unix_connect"],
     "bpf": ["lg_bpf", "lg_bpf_map", "lg_bpf_prog"],
@@ -49,13 +50,17 @@ DOORS = {
     "perf_event": ["lg_perf_event_alloc"],
     "fanotify": ["lg_path_notify"],
     "realtime": ["lg_setscheduler"],
+    "hostname": ["lg_capable"],
+    "swap": ["lg_capable"],
     "reboot": ["lg_capable"],
     "module": ["lg_capable"],
     "clock": ["lg_capable"],
     "raw_io": ["lg_capable"],
     "power": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "securityfs": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
-    "network": ["lg_netlink_send"],
+    "network": ["lg_netlink_send", "lg_capable"],
+    "terminal": ["lg_file_ioctl"],
+    "port": ["lg_socket_bind"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -756,7 +761,8 @@ def is_mountpoint(path):
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _SYS = {"iopl": 172, "ioperm": 173, "reboot": 169, "delete_module": 176, "clock_settime": 227,
-        "kexec_load": 246, "finit_module": 313}
+        "kexec_load": 246, "finit_module": 313, "swapon": 167, "swapoff": 168, "sethostname": 170,
+        "setdomainname": 171, "process_madvise": 440}
 
 
 def _syscall_errno(name, *args):
@@ -803,7 +809,130 @@ def machine_acts():
             "ioperm", ctypes.c_ulong(0x80), ctypes.c_ulong(1), ctypes.c_int(1))),
         "/dev/mem": ("raw_io", lambda: open_errno("/dev/mem")),
         "/dev/port": ("raw_io", lambda: open_errno("/dev/port")),
+        # The names set to what they already are.
+        "sethostname": ("hostname", lambda: _set_name("sethostname", os.uname().nodename)),
+        "setdomainname": ("hostname", lambda: _set_name("setdomainname", _domainname())),
+        # No such file: ENOENT once the capability check has passed.
+        "swapon": ("swap", lambda: _syscall_errno(
+            "swapon", ctypes.c_char_p(b"/liveguard-no-such-swap"), ctypes.c_int(0))),
+        "swapoff": ("swap", lambda: _syscall_errno("swapoff", ctypes.c_char_p(b"/liveguard-no-such-swap"))),
     }
+
+
+def terminal_acts():
+    """name -> a callable taking a terminal's descriptor and its foreground
+    group that does an act changing nothing when it works (settings, size
+    and foreground group set to what they are; input pushed that nobody
+    reads); returns its errno (0: done)."""
+    def attempt(fn):
+        def run_on(fd, pgrp):
+            try:
+                fn(fd, pgrp)
+            except OSError as e:
+                return e.errno
+            except termios.error as e:
+                return e.args[0]
+            return 0
+        return run_on
+
+    def set_pgrp(fd, pgrp):
+        # Not the caller's controlling terminal: ENOTTY when it gets through.
+        fcntl.ioctl(fd, termios.TIOCSPGRP, struct.pack("i", pgrp))
+
+    return {
+        "TIOCSTI": attempt(lambda fd, _: fcntl.ioctl(fd, termios.TIOCSTI, b"#")),
+        "TCSETS": attempt(lambda fd, _: termios.tcsetattr(fd, termios.TCSANOW, termios.tcgetattr(fd))),
+        "TIOCSWINSZ": attempt(lambda fd, _: fcntl.ioctl(fd, termios.TIOCSWINSZ,
+                                                        fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))),
+        "TCFLSH": attempt(lambda fd, _: termios.tcflush(fd, termios.TCIFLUSH)),
+        "TIOCSPGRP": attempt(set_pgrp),
+    }
+
+
+GATEWAY_PORT = 18642  # the stand-in gateway listens here
+POLICY_PORT = 18643   # named in the policy; nothing listens
+
+
+def bind_errno(port, kind=socket.SOCK_STREAM, family=socket.AF_INET):
+    """Binds `port` on the loopback with SO_REUSEADDR and SO_REUSEPORT (a
+    share of a listener's connections where the listener allows it).
+    Returns the errno (0: bound; the socket is closed again)."""
+    with socket.socket(family, kind) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            s.bind(("127.0.0.1" if family == socket.AF_INET else "::1", port))
+        except OSError as e:
+            return e.errno
+    return 0
+
+
+def open_terminal(path):
+    """The terminal at `path`, opened without becoming anyone's controlling
+    terminal."""
+    return os.open(path, os.O_RDWR | os.O_NOCTTY)
+
+
+def _domainname():
+    with open("/proc/sys/kernel/domainname") as f:
+        return f.read().strip()
+
+
+def _set_name(call, name):
+    raw = name.encode()
+    return _syscall_errno(call, ctypes.c_char_p(raw), ctypes.c_size_t(len(raw)))
+
+
+def network_admin_acts():
+    """name -> a callable doing an act that needs CAP_NET_ADMIN in this
+    process's network namespace and changes nothing when it works;
+    returns its errno (0: done)."""
+    def set_lo_flags():
+        SIOCGIFFLAGS, SIOCSIFFLAGS = 0x8913, 0x8914
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            req = fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sh14x", b"lo", 0))
+            try:
+                fcntl.ioctl(s, SIOCSIFFLAGS, req)
+            except OSError as e:
+                return e.errno
+        return 0
+
+    def write_lo_mtu():
+        path = "/sys/class/net/lo/mtu"
+        with open(path) as f:
+            mtu = f.read()
+        try:
+            with open(path, "w") as f:
+                f.write(mtu)
+        except OSError as e:
+            return e.errno
+        return 0
+
+    return {"SIOCSIFFLAGS lo": set_lo_flags, "/sys/class/net/lo/mtu": write_lo_mtu}
+
+
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def process_madvise_pageout(pid, address=None):
+    """process_madvise(MADV_PAGEOUT) on one page of `pid` (its stack's
+    first page unless `address` is given): the kernel pages it out, which
+    only costs the process a fault. Returns the errno (0: done)."""
+    MADV_PAGEOUT = 21
+    if address is None:
+        with open(f"/proc/{pid}/maps") as f:
+            address = next(int(line.split("-")[0], 16) for line in f if line.rstrip().endswith("[stack]"))
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError as e:
+        return e.errno
+    try:
+        vec = _Iovec(address & ~0xfff, 4096)
+        return _syscall_errno("process_madvise", ctypes.c_int(pidfd), ctypes.byref(vec), ctypes.c_size_t(1),
+                              ctypes.c_int(MADV_PAGEOUT), ctypes.c_uint(0))
+    finally:
+        os.close(pidfd)
 
 
 def writable_proc_files(pid):

@@ -893,6 +893,25 @@ def test_ptrace_attach(gateway, seize):
 
 
 @door["ptrace"]
+def test_process_madvise_pageout(gateway):
+    """process_madvise asks only for the ptrace read check, as ps does."""
+    err = D.process_madvise_pageout(gateway.pid, gateway.scratch_address)
+    # mm_access() answers a refused check with EACCES.
+    assert err in (errno.EPERM, errno.EACCES), f"process_madvise: {'paged out' if err == 0 else os.strerror(err)}"
+    assert_kept(gateway)
+
+
+def test_pass_process_madvise_own_child():
+    p = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL)
+    try:
+        time.sleep(0.2)
+        assert D.process_madvise_pageout(p.pid) == 0
+    finally:
+        p.kill()
+        p.wait(10)
+
+
+@door["ptrace"]
 def test_process_vm_writev(gateway):
     with pytest.raises(PermissionError):
         D.process_vm_writev(gateway.pid, gateway.scratch_address, b"doors was here")
@@ -1293,7 +1312,7 @@ def _machine_case(name):
 
 @pytest.mark.parametrize("name, act", [_machine_case(n) for n in [
     "reboot CAD_OFF", "kexec_load", "finit_module", "delete_module", "clock_settime", "ioperm",
-    "/dev/mem", "/dev/port"]])
+    "/dev/mem", "/dev/port", "sethostname", "setdomainname", "swapon", "swapoff"]])
 def test_machine_capability(gateway, name, act):
     err = act()
     assert err == errno.EPERM, f"{name}: {'done' if err == 0 else os.strerror(err)}, not refused"
@@ -1324,6 +1343,12 @@ def test_pass_own_namespace_hostname_and_clock_reads():
     """A member's own UTS namespace is its own: sethostname there works."""
     r = run(["unshare", "--uts", "sh", "-c", "hostname liveguard-own-uts && hostname"])
     assert r.returncode == 0 and "liveguard-own-uts" in r.stdout, describe(r)
+    r = run(["unshare", "--uts", sys.executable, "-c",
+             "import ctypes, os; n = b'liveguard-own-uts'; libc = ctypes.CDLL(None, use_errno=True); "
+             "assert libc.sethostname(n, len(n)) == 0, os.strerror(ctypes.get_errno()); "
+             "assert libc.setdomainname(n, len(n)) == 0, os.strerror(ctypes.get_errno()); "
+             "print(os.uname().nodename)"])
+    assert r.returncode == 0 and "liveguard-own-uts" in r.stdout, describe(r)
     time.clock_gettime(time.CLOCK_REALTIME)
 
 
@@ -1347,12 +1372,111 @@ def test_network_change_in_machine_namespace(gateway, how):
     assert_kept(gateway)
 
 
+@door["network"]
+@pytest.mark.parametrize("name", sorted(D.network_admin_acts()))
+def test_network_admin_in_machine_namespace(gateway, name):
+    """Whatever needs CAP_NET_ADMIN in the machine's network namespace: an
+    interface ioctl (ifconfig) and a /sys/class/net file here."""
+    err = D.network_admin_acts()[name]()
+    assert err == errno.EPERM, f"{name}: {'done' if err == 0 else os.strerror(err)}, not refused"
+    assert_kept(gateway)
+
+
 def test_pass_network_own_namespace_and_reads():
     """lo down in a network namespace of its own; reading the machine's links."""
     r = run(["unshare", "-n", "sh", "-c", "ip link set lo up && ip link set lo down && ip link show lo"])
     assert r.returncode == 0 and "DOWN" in r.stdout, describe(r)
     r = run(["ip", "link", "show", "lo"])
     assert r.returncode == 0, describe(r)
+    # The same CAP_NET_ADMIN acts in a namespace of its own.
+    code = ("import sys; sys.path.insert(0, %r); import doorlib; "
+            "errs = {n: a() for n, a in doorlib.network_admin_acts().items() if 'sys/class' not in n}; "
+            "print(errs); assert not any(errs.values())" % os.path.dirname(D.__file__))
+    r = run(["unshare", "-n", sys.executable, "-c", code])
+    assert r.returncode == 0, describe(r)
+
+
+# =============================================================================
+# handoff: work left for a runner outside the session, in a spool the
+# policy names (as the built-in at and cron spools are) or a job FIFO.
+# =============================================================================
+
+@door["path"]
+def test_handoff_spool_entry(gateway):
+    path = os.path.join(CFG["handoff_spool"], "crontabs", f"lg-{uuid.uuid4().hex[:8]}")
+    with pytest.raises(PermissionError):
+        with open(path, "w") as f:
+            f.write("* * * * * root kill -TERM $(cat /run/hermes/gateway.pid)\n")
+    assert not os.path.exists(path)
+    assert_kept(gateway)
+
+
+@door["control_fifo"]
+def test_handoff_fifo_open_for_writing(gateway):
+    with pytest.raises(PermissionError):
+        os.close(os.open(CFG["handoff_fifo"], os.O_WRONLY | os.O_NONBLOCK))
+    assert_kept(gateway)
+
+
+# =============================================================================
+# port: the gateway's listening port, learned from its socket, and a port
+# the policy names that nothing listens on (as while the service restarts).
+# =============================================================================
+
+@door["port"]
+@pytest.mark.parametrize("port, kind, family", [
+    (D.GATEWAY_PORT, socket.SOCK_STREAM, socket.AF_INET),
+    (D.POLICY_PORT, socket.SOCK_STREAM, socket.AF_INET),
+    (D.POLICY_PORT, socket.SOCK_DGRAM, socket.AF_INET),
+    (D.POLICY_PORT, socket.SOCK_STREAM, socket.AF_INET6),
+], ids=["learned tcp", "policy tcp", "policy udp", "policy tcp6"])
+def test_bind_protected_port(gateway, port, kind, family):
+    err = D.bind_errno(port, kind, family)
+    assert err == errno.EPERM, f"bind port {port}: {'bound' if err == 0 else os.strerror(err)}, not refused"
+    assert_kept(gateway)
+
+
+def test_pass_bind_other_port_and_own_namespace():
+    assert D.bind_errno(D.POLICY_PORT + 1) == 0
+    r = run(["unshare", "-n", sys.executable, "-c",
+             "import socket; s = socket.socket(); s.bind(('127.0.0.1', %d)); print('bound')" % D.POLICY_PORT])
+    assert r.returncode == 0 and "bound" in r.stdout, describe(r)
+
+
+# =============================================================================
+# terminal: a protected service that runs in a terminal (tty-service, a
+# session leader with a pty as its controlling terminal).
+# =============================================================================
+
+def _tty_service():
+    pid = int(open(CFG["tty_service"]).read().split()[0])
+    return pid, open(CFG["tty_service_tty"]).read().strip()
+
+
+@door["terminal"]
+@pytest.mark.parametrize("name", sorted(D.terminal_acts()))
+def test_terminal_of_protected_process(name):
+    pid, tty = _tty_service()
+    fd = D.open_terminal(tty)
+    try:
+        err = D.terminal_acts()[name](fd, pid)
+    finally:
+        os.close(fd)
+    assert err == errno.EPERM, f"{name} on {tty}: {'done' if err == 0 else os.strerror(err)}, not refused"
+    os.kill(pid, 0)
+
+
+def test_pass_terminal_of_its_own():
+    """A pty the member made: every act works (TIOCSPGRP: not its
+    controlling terminal, so the kernel says ENOTTY)."""
+    master, slave = os.openpty()
+    try:
+        for name, act in D.terminal_acts().items():
+            err = act(slave, os.getpgrp())
+            assert err == (errno.ENOTTY if name == "TIOCSPGRP" else 0), f"{name}: {os.strerror(err)}"
+    finally:
+        os.close(master)
+        os.close(slave)
 
 
 # =============================================================================

@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -276,7 +277,7 @@ def test_reload_ignores_a_rewritten_watcher_pid_file():
 # The machine's acts the session is refused, outside any session: the
 # kernel does them (each is harmless: see doorlib.machine_acts).
 @pytest.mark.parametrize("name", ["reboot CAD_OFF", "kexec_load", "finit_module", "clock_settime", "ioperm",
-                                  "/dev/mem", "/dev/port"])
+                                  "/dev/mem", "/dev/port", "sethostname", "setdomainname", "swapon", "swapoff"])
 def test_outside_machine_capability(name):
     err = D.machine_acts()[name][1]()
     assert err != errno.EPERM, f"{name} refused outside any session"
@@ -317,3 +318,44 @@ def test_outside_network_change_in_machine_namespace():
 
 def test_outside_netfilter_request():
     assert D.netfilter_batch_begin() == 0
+
+
+@pytest.mark.parametrize("name", sorted(D.network_admin_acts()))
+def test_outside_network_admin(name):
+    assert D.network_admin_acts()[name]() == 0
+
+
+@pytest.mark.parametrize("name", sorted(set(D.terminal_acts()) - {"TIOCSPGRP"}))
+def test_outside_terminal_of_protected_process(name):
+    with open(CFG["tty_service_tty"]) as f:
+        fd = D.open_terminal(f.read().strip())
+    with open(CFG["tty_service"]) as f:
+        pid = int(f.read().split()[0])
+    try:
+        assert D.terminal_acts()[name](fd, pid) == 0
+    finally:
+        os.close(fd)
+
+
+def test_outside_handoff_spool_and_fifo():
+    path = os.path.join(CFG["handoff_spool"], "crontabs", "lg-outside")
+    with open(path, "w") as f:
+        f.write("# nothing\n")
+    os.unlink(path)
+    # No reader: ENXIO from the kernel, not the guard's EPERM.
+    with pytest.raises(OSError) as e:
+        os.close(os.open(CFG["handoff_fifo"], os.O_WRONLY | os.O_NONBLOCK))
+    assert e.value.errno == errno.ENXIO
+
+
+def test_outside_bind_policy_port():
+    assert D.bind_errno(D.POLICY_PORT) == 0
+    # The gateway's own port: the kernel's answer, not the guard's.
+    assert D.bind_errno(D.GATEWAY_PORT) == errno.EADDRINUSE
+
+
+def test_outside_process_madvise_protected_process():
+    with disposable() as (p, _):
+        time.sleep(0.2)
+        assert D.process_madvise_pageout(p.pid) == 0
+        assert p.poll() is None
