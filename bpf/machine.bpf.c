@@ -94,6 +94,42 @@ static __always_inline __u32 sys_admin_door(int cap)
 	return 0;
 }
 
+#define LG_AF_NETLINK 16
+#define LG_NETLINK_SOCK_DIAG 4
+#define LG_SOCK_DESTROY 21
+#define LG_S_IFMT 0170000
+#define LG_S_IFSOCK 0140000
+
+/* Whether the current call sends or receives on a sock_diag socket. Its
+ * dumps (ss, and every tool that lists sockets) ask for CAP_NET_ADMIN only
+ * to decide whether to add socket marks to what they read; the one change
+ * sock_diag makes, SOCK_DESTROY, is refused where it is sent
+ * (lg_netlink_send). */
+static __always_inline bool sock_diag_call(void)
+{
+	bool compat;
+	__u64 nr = current_syscall(&compat);
+
+	if (compat || !LG_NR_SOCKET_IO(nr))
+		return false;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	unsigned int fd = LG_SYSCALL_ARG1(regs);
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = 0;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds) || bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return false;
+	if ((BPF_CORE_READ(file, f_inode, i_mode) & LG_S_IFMT) != LG_S_IFSOCK)
+		return false;
+	struct socket *sock = BPF_CORE_READ(file, private_data);
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+
+	return sk && BPF_CORE_READ(sk, __sk_common.skc_family) == LG_AF_NETLINK &&
+	       BPF_CORE_READ(sk, sk_protocol) == LG_NETLINK_SOCK_DIAG;
+}
+
 /* The door of a capability check by a member, 0 when it reaches nothing
  * of the machine's. CAP_NET_ADMIN counts in the machine's network
  * namespace, where every use of it (an interface ioctl, iptables'
@@ -109,8 +145,9 @@ static __always_inline __u32 machine_cap_door(int cap)
 	case LG_CAP_SYS_ADMIN:
 	case LG_CAP_PERFMON: return sys_admin_door(cap);
 	default:
-		return bpf_get_current_task_btf()->nsproxy->net_ns->ns.inum == lg_host_net_ns ? LG_HOOK_NETWORK
-											     : 0;
+		if (bpf_get_current_task_btf()->nsproxy->net_ns->ns.inum != lg_host_net_ns)
+			return 0;
+		return sock_diag_call() ? 0 : LG_HOOK_NETWORK;
 	}
 }
 
@@ -169,6 +206,28 @@ static __always_inline bool newlink_probe(struct nlmsghdr *h, unsigned char *msg
 	return index == 0;
 }
 
+/* LG_NETLINK_SOCK_DESTROY when a sock_diag send asks to close a socket
+ * (or holds more messages than are read), 0 for requests to read. */
+static __always_inline __u32 sock_diag_change(struct sk_buff *skb)
+{
+	unsigned char *data = BPF_CORE_READ(skb, data);
+	__u32 len = BPF_CORE_READ(skb, len);
+	__u32 off = 0;
+
+	for (int i = 0; i < LG_NETLINK_MAX_MSGS; i++) {
+		struct nlmsghdr h;
+
+		if (off + sizeof(h) > len)
+			return 0;
+		if (bpf_probe_read_kernel(&h, sizeof(h), data + off) || h.nlmsg_type == LG_SOCK_DESTROY)
+			return LG_NETLINK_SOCK_DESTROY;
+		if (h.nlmsg_len < sizeof(h))
+			return 0;
+		off += (h.nlmsg_len + 3) & ~3U;
+	}
+	return off < len ? LG_NETLINK_SOCK_DESTROY : 0;
+}
+
 /* The first change among the rtnetlink messages of one send: its type, or
  * 0 when all are requests to read (RTM_GET*: type - RTM_BASE is 2 modulo
  * 4) or control messages. A send with more messages than are read counts
@@ -209,11 +268,13 @@ LG_HOOK(netlink_send, lg_netlink_send, struct sock *, sk, struct sk_buff *, skb)
 		return 0;
 	__u16 proto = BPF_CORE_READ(sk, sk_protocol);
 
-	if (proto != LG_NETLINK_ROUTE && proto != LG_NETLINK_NETFILTER_PROTO)
+	if (proto != LG_NETLINK_ROUTE && proto != LG_NETLINK_NETFILTER_PROTO && proto != LG_NETLINK_SOCK_DIAG)
 		return 0;
 	if (BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != lg_host_net_ns)
 		return 0;
-	__u32 detail = proto == LG_NETLINK_NETFILTER_PROTO ? LG_NETLINK_NETFILTER : rtnetlink_change(skb);
+	__u32 detail = proto == LG_NETLINK_NETFILTER_PROTO ? LG_NETLINK_NETFILTER
+		       : proto == LG_NETLINK_SOCK_DIAG    ? sock_diag_change(skb)
+							  : rtnetlink_change(skb);
 
 	if (!detail)
 		return 0;

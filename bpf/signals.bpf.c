@@ -164,10 +164,8 @@ LG_HOOK(file_fcntl, lg_file_fcntl, struct file *, file, unsigned int, cmd)
 /* Also chattr: an immutable or append-only flag set on a protected file
  * or tree locks its service out of it, and passes no setattr hook; and
  * a terminal a protected process runs in. */
-LG_HOOK(file_ioctl, lg_file_ioctl, struct file *, file, unsigned int, cmd)
+static __always_inline int member_ioctl(struct file *file, unsigned int cmd)
 {
-	if (ret)
-		return ret;
 	if (terminal_change(cmd))
 		return member_terminal_act(file, cmd);
 	if (cmd == FS_IOC_SETFLAGS || cmd == FS_IOC32_SETFLAGS || cmd == FS_IOC_FSSETXATTR)
@@ -175,6 +173,19 @@ LG_HOOK(file_ioctl, lg_file_ioctl, struct file *, file, unsigned int, cmd)
 	if (cmd != FIOSETOWN && cmd != SIOCSPGRP)
 		return 0;
 	return member_sets_owner(file);
+}
+
+LG_HOOK(file_ioctl, lg_file_ioctl, struct file *, file, unsigned int, cmd)
+{
+	return ret ? ret : member_ioctl(file, cmd);
+}
+
+/* Since 6.8 a 32-bit process's ioctl(2) reaches this hook instead of
+ * file_ioctl; before, file_ioctl saw it (programs.cpp). The commands that
+ * matter here have the same numbers in both ABIs. */
+LG_HOOK(file_ioctl_compat, lg_file_ioctl_compat, struct file *, file, unsigned int, cmd)
+{
+	return ret ? ret : member_ioctl(file, cmd);
 }
 
 struct file___owner_pointer {

@@ -209,6 +209,8 @@ enum lg_mount_kind {
  * iptables' setsockopt, a /sys/class/net file, a generic netlink family). */
 #define LG_NETLINK_NETFILTER 0x10000
 #define LG_NETWORK_ADMIN 0x20000
+/* ... or a sock_diag SOCK_DESTROY request (`ss -K`). */
+#define LG_NETLINK_SOCK_DESTROY 0x30000
 /* Messages of one rtnetlink send the network door reads; a send with more
  * is refused unread. */
 #define LG_NETLINK_MAX_MSGS 16

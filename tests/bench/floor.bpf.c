@@ -191,6 +191,12 @@ int BPF_PROG(floor_file_ioctl)
 	return 0;
 }
 
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(floor_file_ioctl_compat)
+{
+	return 0;
+}
+
 SEC("lsm/file_free_security")
 int BPF_PROG(floor_file_free_security)
 {

@@ -129,9 +129,21 @@ TEST(ProtectedPorts, ListeningTcpAndBoundUdpRowsOfTheProcessOnly) {
         "   2: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 300 1 0 100 0 0 10 0\n"
         "garbage\n";
     EXPECT_EQ(ports_in_table(tcp, true, {100, 200}), (std::vector<std::uint16_t>{18642}));
-    EXPECT_EQ(ports_in_table(tcp, false, {100, 200}), (std::vector<std::uint16_t>{18642, 18642}));
     EXPECT_TRUE(ports_in_table(tcp, true, {}).empty());
     EXPECT_TRUE(ports_in_table("", true, {100}).empty());
+}
+
+TEST(ProtectedPorts, UdpServersNotClients) {
+    // Bound and unconnected (07) on 18642: a server. The same unconnected
+    // on 40000, in the ephemeral range: a client's (a resolver's query).
+    // Connected (01) to a peer: a client's too.
+    std::string udp =
+        "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n"
+        "  1: 0100007F:48D2 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 100 2 0 0\n"
+        "  2: 0100007F:9C40 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 200 2 0 0\n"
+        "  3: 0100007F:1F90 0100007F:0035 01 00000000:00000000 00:00000000 00000000     0        0 300 2 0 0\n";
+    EXPECT_EQ(ports_in_table(udp, false, {100, 200, 300}, {32768, 60999}), (std::vector<std::uint16_t>{18642}));
+    EXPECT_EQ(ports_in_table(udp, false, {100, 200, 300}, {50000, 60999}), (std::vector<std::uint16_t>{18642, 40000}));
 }
 
 TEST(Policy, ErrorsNameFileAndLine) {

@@ -155,6 +155,8 @@ std::string describe_act(const lg_event& e) {
         case LG_HOOK_SECURITYFS: return "opened securityfs file " + name + written;
         case LG_HOOK_NETWORK:
             if (e.detail == LG_NETLINK_NETFILTER) return "sent a netfilter request in the machine's network namespace";
+            if (e.detail == LG_NETLINK_SOCK_DESTROY)
+                return "asked the kernel to close sockets (SOCK_DESTROY, ss -K) in the machine's network namespace";
             if (e.detail == LG_NETWORK_ADMIN)
                 return "asked for CAP_NET_ADMIN in the machine's network namespace (an interface ioctl, "
                        "iptables, a /sys/class/net file, a netlink family)";

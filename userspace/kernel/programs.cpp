@@ -36,7 +36,7 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode) {
 }
 
 bool hook_newer_than_its_cover(std::string_view hook) {
-    return hook == "inode_set_acl" || hook == "inode_remove_acl";
+    return hook == "inode_set_acl" || hook == "inode_remove_acl" || hook == "file_ioctl_compat";
 }
 
 bool is_twin(const struct bpf_program* prog) {

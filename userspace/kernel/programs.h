@@ -33,7 +33,9 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode);
 
 // Hooks newer than some kernels this runs on, where an older hook sees the
 // same act there: before 6.2 a POSIX ACL was set through inode_setxattr,
-// and inode_set_acl did not exist. A kernel without one is no gap.
+// and inode_set_acl did not exist; before 6.8 a 32-bit process's ioctl
+// reached file_ioctl, and file_ioctl_compat did not exist. A kernel
+// without one is no gap.
 bool hook_newer_than_its_cover(std::string_view hook);
 // The second program of a hook, which only the fmod_ret form attaches:
 // there the kernel skips a program already running on the CPU, preempted

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <string>
 
 #include "base/error.h"
@@ -20,6 +21,7 @@ namespace {
 constexpr std::uint16_t kTcp = 6;
 constexpr std::uint16_t kUdp = 17;
 constexpr std::string_view kTcpListen = "0A";
+constexpr std::string_view kUdpUnconnected = "07";
 
 std::vector<std::string_view> fields(std::string_view line) {
     std::vector<std::string_view> out;
@@ -57,8 +59,16 @@ std::vector<std::uint64_t> socket_inodes(pid_t pid) {
 
 }  // namespace
 
+PortRange ephemeral_ports() {
+    PortRange r;
+    auto text = read_small_file("/proc/sys/net/ipv4/ip_local_port_range", 256);
+    unsigned lo = 0, hi = 0;
+    if (text && std::sscanf(text->c_str(), "%u %u", &lo, &hi) == 2 && lo <= hi && hi <= 65535) r = {lo, hi};
+    return r;
+}
+
 std::vector<std::uint16_t> ports_in_table(std::string_view table, bool tcp,
-                                          const std::vector<std::uint64_t>& inodes) {
+                                          const std::vector<std::uint64_t>& inodes, PortRange ephemeral) {
     std::vector<std::uint16_t> out;
     std::size_t pos = table.find('\n');  // the header
     while (pos != std::string_view::npos && pos < table.size()) {
@@ -77,6 +87,11 @@ std::vector<std::uint16_t> ports_in_table(std::string_view table, bool tcp,
             continue;
         if (std::from_chars(f[9].data(), f[9].data() + f[9].size(), ino).ec != std::errc{}) continue;
         if (tcp && f[3] != kTcpListen) continue;
+        // A UDP socket serves on a port it bound and talks to no one
+        // peer; one in the ephemeral range is a client's, gone with it.
+        if (!tcp && (f[3] != kUdpUnconnected || !f[2].ends_with(":0000") ||
+                     (port >= ephemeral.first && port <= ephemeral.last)))
+            continue;
         if (!std::binary_search(inodes.begin(), inodes.end(), ino)) continue;
         out.push_back(static_cast<std::uint16_t>(port));
     }
@@ -90,10 +105,11 @@ std::vector<lg_port_key> listening_ports(pid_t pid) {
     if (::stat((base + "/ns/net").c_str(), &ns) != 0) return out;
     auto inodes = socket_inodes(pid);
     if (inodes.empty()) return out;
+    PortRange ephemeral = ephemeral_ports();
     for (const auto& [name, proto] : {std::pair{"tcp", kTcp}, {"tcp6", kTcp}, {"udp", kUdp}, {"udp6", kUdp}}) {
         auto table = read_small_file(base + "/net/" + name, 16 << 20);
         if (!table) continue;
-        for (auto port : ports_in_table(*table, proto == kTcp, inodes)) {
+        for (auto port : ports_in_table(*table, proto == kTcp, inodes, ephemeral)) {
             lg_port_key k{static_cast<std::uint32_t>(ns.st_ino), port, proto};
             bool seen = false;
             for (const auto& o : out) seen |= o.net_ns == k.net_ns && o.port == k.port && o.proto == k.proto;
@@ -108,19 +124,23 @@ std::vector<lg_port_key> policy_port_keys(std::uint16_t port, std::uint32_t host
 }
 
 int protect_ports(int map_fd, const std::vector<lg_port_key>& keys, std::uint32_t source) {
-    int added = 0;
+    int added = 0, failed = 0, first_errno = 0;
+    const lg_port_key* first = nullptr;
+    // Every key is tried: one that does not fit keeps none of the rest out.
     for (const auto& k : keys) {
         if (::bpf_map_update_elem(map_fd, &k, &source, BPF_NOEXIST) == 0) {
             ++added;
             continue;
         }
         if (errno == EEXIST) continue;
-        int e = errno;
-        throw_errno("cannot protect " + std::string(k.proto == kTcp ? "TCP" : "UDP") + " port " +
-                        std::to_string(k.port) + " (lg_protected_ports holds " +
-                        std::to_string(LG_MAX_PROTECTED_PORTS) + ")",
-                    e);
+        if (!failed++) first = &k, first_errno = errno;
     }
+    if (failed)
+        throw_errno("cannot protect " + std::to_string(failed) + " port(s), the first " +
+                        std::string(first->proto == kTcp ? "TCP" : "UDP") + " port " + std::to_string(first->port) +
+                        " (lg_protected_ports holds " + std::to_string(LG_MAX_PROTECTED_PORTS) + "; " +
+                        std::to_string(added) + " added)",
+                    first_errno);
     return added;
 }
 

@@ -13,15 +13,23 @@
 
 namespace liveguard {
 
-// The TCP ports `pid` listens on and the UDP ports it has bound, keyed by
+// The TCP ports `pid` listens on and the UDP ports it serves on, keyed by
 // its network namespace. Empty when the process is gone or its sockets
 // cannot be read (a race with its exit is no error).
 std::vector<lg_port_key> listening_ports(pid_t pid);
 
+// The ports the kernel picks for clients (ip_local_port_range; Linux's
+// default when it cannot be read).
+struct PortRange {
+    unsigned first = 32768, last = 60999;
+};
+PortRange ephemeral_ports();
+
 // One /proc/net/{tcp,tcp6,udp,udp6} table: the local ports of the rows
-// whose socket inode is in `inodes`, TCP rows only when listening.
+// whose socket inode is in `inodes`: TCP rows when listening, UDP rows
+// when bound and unconnected, outside the `ephemeral` range.
 std::vector<std::uint16_t> ports_in_table(std::string_view table, bool tcp,
-                                          const std::vector<std::uint64_t>& inodes);
+                                          const std::vector<std::uint64_t>& inodes, PortRange ephemeral = {});
 
 // The machine's network namespace, TCP and UDP, for a port the policy
 // names.

@@ -154,14 +154,15 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
 }
 
 void Reconciler::want_ports(const ProtectTarget& t, const std::vector<pid_t>& pids, Pass& pass) {
+    // The policy's ports first: they are the ones asked for by name.
     std::vector<lg_port_key> keys;
-    for (pid_t pid : pids)
-        for (const auto& k : listening_ports(pid)) keys.push_back(k);
     if (host_net_ns_)
         for (auto port : t.ports)
             for (const auto& k : policy_port_keys(port, host_net_ns_)) keys.push_back(k);
     else if (!t.ports.empty())
         pass.warnings.insert(t.describe() + ": ports: the machine's network namespace is unknown (/proc/1/ns/net)");
+    for (pid_t pid : pids)
+        for (const auto& k : listening_ports(pid)) keys.push_back(k);
     if (keys.empty()) return;
     try {
         if (int added = protect_ports(maps_.protected_ports.get(), keys, t.source))
@@ -210,6 +211,10 @@ void Reconciler::want_inode(Pass& pass, const std::string& path, std::uint32_t k
     auto held = hold_inode(path, follow);
     if (!held) return;
     InodeId id{held->key.dev, held->key.ino};
+    // Targets come first in a pass: a built-in set (source 0) that names
+    // the same inode, a hand-off directory a policy also protects, must
+    // not take it over with its kind.
+    if (source == 0 && pass.inodes.count(id)) return;
     pass.inodes[id] = InodeWant{kind, source, owner, std::move(*held)};
 }
 

@@ -19,6 +19,34 @@ def doors_of(item):
     return sorted(m.name[len("door_"):] for m in item.iter_markers() if m.name.startswith("door_"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """With $DOORS_SCOPE=subset (a second kernel or form in `make test`):
+    every door's programs once, not every way into them. In session, the
+    first test of each door that tests that door alone (one that tests
+    several only for a door no such test has), and the first case of each
+    pass-through; outside, the first case of each test. The whole suite
+    runs in the full lane and in `make test-matrix`."""
+    if os.environ.get("DOORS_SCOPE") != "subset":
+        return
+    taken_doors, taken_functions, kept = set(), set(), set()
+    for single in (True, False):
+        for i, item in enumerate(items):
+            doors = set(doors_of(item))
+            function = (item.fspath.basename, getattr(item, "originalname", item.name))
+            if not doors:
+                wanted = single and function not in taken_functions
+            else:
+                wanted = (len(doors) == 1) == single and not doors <= taken_doors
+            if wanted:
+                taken_doors |= doors
+                taken_functions.add(function)
+                kept.add(i)
+    drop = [item for i, item in enumerate(items) if i not in kept]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for i, item in enumerate(items) if i in kept]
+
+
 def pytest_collection_finish(session):
     """With $DOORS_COLLECT_OUT set: write every collected test and its door
     markers there (the runner builds the control run from it)."""

@@ -36,7 +36,7 @@ DOORS = {
     "cgroup_file": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "proc_file": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "ptrace": ["lg_ptrace", "lg_capable"],
-    "sigio": ["lg_sigio", "lg_set_fowner", "lg_file_fcntl", "lg_file_ioctl"],
+    "sigio": ["lg_sigio", "lg_set_fowner", "lg_file_fcntl", "lg_file_ioctl", "lg_file_ioctl_compat"],
     "service_socket": ["lg_unix_connect"],
     "bpf": ["lg_bpf", "lg_bpf_map", "lg_bpf_prog"],
     "pins": ["lg_inode_unlink", "lg_inode_rmdir", "lg_inode_rename", "lg_inode_create",
@@ -59,7 +59,7 @@ DOORS = {
     "power": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "securityfs": ["lg_file_open", "lg_file_permission", "lg_file_receive"],
     "network": ["lg_netlink_send", "lg_capable"],
-    "terminal": ["lg_file_ioctl"],
+    "terminal": ["lg_file_ioctl", "lg_file_ioctl_compat"],
     "port": ["lg_socket_bind"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
@@ -819,6 +819,43 @@ def machine_acts():
     }
 
 
+# int $0x80 from a 64-bit process takes the 32-bit ABI's syscall table, so
+# the kernel handles the call as a 32-bit program's (in_compat_syscall()):
+# what a 32-bit binary would do, without one.
+_INT80_CODE = bytes([
+    0x53,              # push %rbx
+    0x89, 0xf8,        # mov %edi,%eax   number
+    0x89, 0xf3,        # mov %esi,%ebx   first argument
+    0x49, 0x89, 0xc9,  # mov %rcx,%r9    third, kept
+    0x89, 0xd1,        # mov %edx,%ecx   second
+    0x44, 0x89, 0xca,  # mov %r9d,%edx   third
+    0xcd, 0x80,        # int $0x80
+    0x5b,              # pop %rbx
+    0xc3,              # ret
+])
+_int80 = None
+
+
+def syscall32(nr, a1=0, a2=0, a3=0):
+    """A 32-bit ABI system call with up to three integer arguments; raises
+    OSError as os functions do."""
+    global _int80
+    if _int80 is None:
+        import mmap
+        mem = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        mem.write(_INT80_CODE)
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(mem))
+        fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint)(addr)
+        _int80 = (mem, fn)
+    r = _int80[1](nr, a1, a2, a3)
+    if r < 0 and r > -4096:
+        raise OSError(-r, os.strerror(-r))
+    return r
+
+
+IA32_IOCTL = 54
+
+
 def terminal_acts():
     """name -> a callable taking a terminal's descriptor and its foreground
     group that does an act changing nothing when it works (settings, size
@@ -845,6 +882,8 @@ def terminal_acts():
         "TIOCSWINSZ": attempt(lambda fd, _: fcntl.ioctl(fd, termios.TIOCSWINSZ,
                                                         fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))),
         "TCFLSH": attempt(lambda fd, _: termios.tcflush(fd, termios.TCIFLUSH)),
+        # The compat ioctl path (a hook of its own since 6.8).
+        "TCFLSH 32-bit": attempt(lambda fd, _: syscall32(IA32_IOCTL, fd, termios.TCFLSH, termios.TCIFLUSH)),
         "TIOCSPGRP": attempt(set_pgrp),
     }
 
@@ -908,7 +947,75 @@ def network_admin_acts():
             return e.errno
         return 0
 
-    return {"SIOCSIFFLAGS lo": set_lo_flags, "/sys/class/net/lo/mtu": write_lo_mtu}
+    def destroy_own_listener():
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen()
+            return sock_destroy(s.getsockname()[1])
+
+    return {"SIOCSIFFLAGS lo": set_lo_flags, "/sys/class/net/lo/mtu": write_lo_mtu,
+            "SOCK_DESTROY": destroy_own_listener}
+
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY, SOCK_DESTROY = 20, 21
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+INET_DIAG_MARK = 15
+_INET_DIAG_NOCOOKIE = 0xFFFFFFFF
+
+
+def _inet_diag_req(port=0, src=b"\0" * 16):
+    """struct inet_diag_req_v2 for TCP over IPv4: every state, the socket
+    bound to src:port (for a dump: any)."""
+    return (struct.pack("=BBBxI", socket.AF_INET, socket.IPPROTO_TCP, 0, 0xFFFFFFFF)
+            + struct.pack("!HH", port, 0) + src + b"\0" * 16
+            + struct.pack("=III", 0, _INET_DIAG_NOCOOKIE, _INET_DIAG_NOCOOKIE))
+
+
+def _sock_diag(msg_type, flags, payload):
+    """Sends one sock_diag request; returns (errno, [(type, body)]) of the
+    replies up to NLMSG_DONE or the error/ack."""
+    out = []
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as s:
+        s.sendall(struct.pack("=IHHII", 16 + len(payload), msg_type, flags, 1, 0) + payload)
+        while True:
+            data = s.recv(65536)
+            off = 0
+            while off + 16 <= len(data):
+                length, typ, _, _, _ = struct.unpack_from("=IHHII", data, off)
+                body = data[off + 16:off + length]
+                if typ == NLMSG_DONE:
+                    return 0, out
+                if typ == NLMSG_ERROR:
+                    return -struct.unpack_from("=i", body)[0], out
+                out.append((typ, body))
+                off += (length + 3) & ~3
+
+
+def sock_destroy(port):
+    """SOCK_DESTROY (ss -K) of the IPv4 TCP listener on 127.0.0.1:port;
+    returns the errno (0: closed)."""
+    try:
+        return _sock_diag(SOCK_DESTROY, 0x1 | 0x4, _inet_diag_req(port, socket.inet_aton("127.0.0.1") + b"\0" * 12))[0]
+    except OSError as e:
+        return e.errno
+
+
+def tcp_dump_with_marks():
+    """A sock_diag dump of IPv4 TCP sockets, as ss reads them: (errno,
+    sockets listed, whether the kernel added their marks, which it does
+    when the reader may use CAP_NET_ADMIN in the namespace)."""
+    err, msgs = _sock_diag(SOCK_DIAG_BY_FAMILY, 0x1 | 0x300, _inet_diag_req())
+    marks = False
+    for typ, body in msgs:
+        off = 72  # struct inet_diag_msg
+        while off + 4 <= len(body):
+            length, attr = struct.unpack_from("=HH", body, off)
+            marks |= attr == INET_DIAG_MARK
+            if length < 4:
+                break
+            off += (length + 3) & ~3
+    return err, len(msgs), marks
 
 
 class _Iovec(ctypes.Structure):
