@@ -206,36 +206,26 @@ static __always_inline bool newlink_probe(struct nlmsghdr *h, unsigned char *msg
 	return index == 0;
 }
 
-/* LG_NETLINK_SOCK_DESTROY when a sock_diag send asks to close a socket
- * (or holds more messages than are read), 0 for requests to read. */
-static __always_inline __u32 sock_diag_change(struct sk_buff *skb)
+/* The change one netlink message of the family `proto` asks for, 0 for a
+ * request to read: rtnetlink's RTM_GET* (type - RTM_BASE is 2 modulo 4)
+ * and control messages; every sock_diag message but SOCK_DESTROY. */
+static __always_inline __u32 netlink_message_change(__u16 proto, struct nlmsghdr *h, unsigned char *msg)
 {
-	unsigned char *data = BPF_CORE_READ(skb, data);
-	__u32 len = BPF_CORE_READ(skb, len);
-	__u32 off = 0;
-
-	for (int i = 0; i < LG_NETLINK_MAX_MSGS; i++) {
-		struct nlmsghdr h;
-
-		if (off + sizeof(h) > len)
-			return 0;
-		if (bpf_probe_read_kernel(&h, sizeof(h), data + off) || h.nlmsg_type == LG_SOCK_DESTROY)
-			return LG_NETLINK_SOCK_DESTROY;
-		if (h.nlmsg_len < sizeof(h))
-			return 0;
-		off += (h.nlmsg_len + 3) & ~3U;
-	}
-	return off < len ? LG_NETLINK_SOCK_DESTROY : 0;
+	if (proto == LG_NETLINK_SOCK_DIAG)
+		return h->nlmsg_type == LG_SOCK_DESTROY ? LG_NETLINK_SOCK_DESTROY : 0;
+	if (h->nlmsg_type >= LG_RTM_BASE && ((h->nlmsg_type - LG_RTM_BASE) & 3) != 2 && !newlink_probe(h, msg))
+		return h->nlmsg_type;
+	return 0;
 }
 
-/* The first change among the rtnetlink messages of one send: its type, or
- * 0 when all are requests to read (RTM_GET*: type - RTM_BASE is 2 modulo
- * 4) or control messages. A send with more messages than are read counts
- * as a change. */
-static __always_inline __u32 rtnetlink_change(struct sk_buff *skb)
+/* The first change among the messages of one rtnetlink or sock_diag send,
+ * 0 when all are requests to read. A message that cannot be read, or a
+ * send with more messages than are read, counts as a change. */
+static __always_inline __u32 netlink_change(__u16 proto, struct sk_buff *skb)
 {
 	unsigned char *data = BPF_CORE_READ(skb, data);
 	__u32 len = BPF_CORE_READ(skb, len);
+	__u32 unread = proto == LG_NETLINK_SOCK_DIAG ? LG_NETLINK_SOCK_DESTROY : LG_RTM_BASE;
 	__u32 off = 0;
 
 	for (int i = 0; i < LG_NETLINK_MAX_MSGS; i++) {
@@ -244,20 +234,21 @@ static __always_inline __u32 rtnetlink_change(struct sk_buff *skb)
 		if (off + sizeof(h) > len)
 			return 0;
 		if (bpf_probe_read_kernel(&h, sizeof(h), data + off))
-			return LG_RTM_BASE;
-		if (h.nlmsg_type >= LG_RTM_BASE && ((h.nlmsg_type - LG_RTM_BASE) & 3) != 2 &&
-		    !newlink_probe(&h, data + off))
-			return h.nlmsg_type;
+			return unread;
+		__u32 change = netlink_message_change(proto, &h, data + off);
+
+		if (change)
+			return change;
 		if (h.nlmsg_len < sizeof(h))
 			return 0;
 		off += (h.nlmsg_len + 3) & ~3U;
 	}
-	return off < len ? LG_RTM_BASE : 0;
+	return off < len ? unread : 0;
 }
 
-/* Links, addresses, routes, rules and netfilter of the machine's network
- * namespace are every service's. A namespace of the member's own is its
- * own (unshare -n, then ip link set lo down). */
+/* Links, addresses, routes, rules, netfilter and the sockets of the
+ * machine's network namespace are every service's. A namespace of the
+ * member's own is its own (unshare -n, then ip link set lo down). */
 LG_HOOK(netlink_send, lg_netlink_send, struct sock *, sk, struct sk_buff *, skb)
 {
 	if (ret)
@@ -272,9 +263,7 @@ LG_HOOK(netlink_send, lg_netlink_send, struct sock *, sk, struct sk_buff *, skb)
 		return 0;
 	if (BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != lg_host_net_ns)
 		return 0;
-	__u32 detail = proto == LG_NETLINK_NETFILTER_PROTO ? LG_NETLINK_NETFILTER
-		       : proto == LG_NETLINK_SOCK_DIAG    ? sock_diag_change(skb)
-							  : rtnetlink_change(skb);
+	__u32 detail = proto == LG_NETLINK_NETFILTER_PROTO ? LG_NETLINK_NETFILTER : netlink_change(proto, skb);
 
 	if (!detail)
 		return 0;
