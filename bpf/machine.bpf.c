@@ -94,41 +94,8 @@ static __always_inline __u32 sys_admin_door(int cap)
 	return 0;
 }
 
-#define LG_AF_NETLINK 16
 #define LG_NETLINK_SOCK_DIAG 4
 #define LG_SOCK_DESTROY 21
-#define LG_S_IFMT 0170000
-#define LG_S_IFSOCK 0140000
-
-/* Whether the current call sends or receives on a sock_diag socket. Its
- * dumps (ss, and every tool that lists sockets) ask for CAP_NET_ADMIN only
- * to decide whether to add socket marks to what they read; the one change
- * sock_diag makes, SOCK_DESTROY, is refused where it is sent
- * (lg_netlink_send). */
-static __always_inline bool sock_diag_call(void)
-{
-	bool compat;
-	__u64 nr = current_syscall(&compat);
-
-	if (compat || !LG_NR_SOCKET_IO(nr))
-		return false;
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	unsigned int fd = LG_SYSCALL_ARG1(regs);
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds = BPF_CORE_READ(fdt, fd);
-	struct file *file = 0;
-
-	if (fd >= BPF_CORE_READ(fdt, max_fds) || bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
-		return false;
-	if ((BPF_CORE_READ(file, f_inode, i_mode) & LG_S_IFMT) != LG_S_IFSOCK)
-		return false;
-	struct socket *sock = BPF_CORE_READ(file, private_data);
-	struct sock *sk = BPF_CORE_READ(sock, sk);
-
-	return sk && BPF_CORE_READ(sk, __sk_common.skc_family) == LG_AF_NETLINK &&
-	       BPF_CORE_READ(sk, sk_protocol) == LG_NETLINK_SOCK_DIAG;
-}
 
 /* The door of a capability check by a member, 0 when it reaches nothing
  * of the machine's. CAP_NET_ADMIN counts in the machine's network
@@ -145,9 +112,8 @@ static __always_inline __u32 machine_cap_door(int cap)
 	case LG_CAP_SYS_ADMIN:
 	case LG_CAP_PERFMON: return sys_admin_door(cap);
 	default:
-		if (bpf_get_current_task_btf()->nsproxy->net_ns->ns.inum != lg_host_net_ns)
-			return 0;
-		return sock_diag_call() ? 0 : LG_HOOK_NETWORK;
+		return bpf_get_current_task_btf()->nsproxy->net_ns->ns.inum == lg_host_net_ns ? LG_HOOK_NETWORK
+											     : 0;
 	}
 }
 

@@ -180,9 +180,10 @@ LG_HOOK(file_ioctl, lg_file_ioctl, struct file *, file, unsigned int, cmd)
 	return ret ? ret : member_ioctl(file, cmd);
 }
 
-/* Since 6.8 a 32-bit process's ioctl(2) reaches this hook instead of
- * file_ioctl; before, file_ioctl saw it (programs.cpp). The commands that
- * matter here have the same numbers in both ABIs. */
+/* Where the kernel has this hook (6.8, and 6.1 and 6.6 since their 2024
+ * updates), a 32-bit process's ioctl(2) reaches it instead of file_ioctl;
+ * before, file_ioctl saw it (programs.cpp). The commands that matter here
+ * have the same numbers in both ABIs, or both are listed. */
 LG_HOOK(file_ioctl_compat, lg_file_ioctl_compat, struct file *, file, unsigned int, cmd)
 {
 	return ret ? ret : member_ioctl(file, cmd);

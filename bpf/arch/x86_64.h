@@ -38,10 +38,6 @@
 #define LG_NR_IA32_SWAPOFF 115
 #define LG_NR_IA32_SETHOSTNAME 74
 #define LG_NR_IA32_SETDOMAINNAME 121
-/* The 64-bit calls that send or receive on a socket, its descriptor the
- * first argument. */
-#define LG_SYSCALL_ARG1(regs) ((regs)->di)
-#define LG_NR_SOCKET_IO(nr) ((nr) == 44 || (nr) == 45 || (nr) == 46 || (nr) == 47 || (nr) == 299 || (nr) == 307)
 /* Numbers from 424 on are the same on every architecture and ABI. */
 #define LG_NR_PROCESS_MADVISE 440
 #define LG_IA32_SYSCALL_ARG2(regs) ((regs)->cx)

@@ -111,7 +111,7 @@ const char* const kPathPrograms[] = {
     "lg_inode_setxattr", "lg_inode_removexattr", "lg_file_ioctl",     "lg_file_lock",
     // 6.2 and later only (ACLs reach inode_setxattr before that):
     "lg_inode_set_acl",  "lg_inode_remove_acl",
-    // 6.8 and later only (a 32-bit process's ioctl reaches file_ioctl before):
+    // Where the kernel has it (6.8; 6.1 and 6.6 since 2024): a 32-bit ioctl.
     "lg_file_ioctl_compat",
 };
 

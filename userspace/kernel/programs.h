@@ -33,9 +33,9 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode);
 
 // Hooks newer than some kernels this runs on, where an older hook sees the
 // same act there: before 6.2 a POSIX ACL was set through inode_setxattr,
-// and inode_set_acl did not exist; before 6.8 a 32-bit process's ioctl
-// reached file_ioctl, and file_ioctl_compat did not exist. A kernel
-// without one is no gap.
+// and inode_set_acl did not exist; a kernel without file_ioctl_compat
+// (before 6.8, or 6.1 and 6.6 before their 2024 updates) sends a 32-bit
+// process's ioctl to file_ioctl. A kernel without one is no gap.
 bool hook_newer_than_its_cover(std::string_view hook);
 // The second program of a hook, which only the fmod_ret form attaches:
 // there the kernel skips a program already running on the CPU, preempted

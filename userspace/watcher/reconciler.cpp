@@ -201,6 +201,11 @@ void Reconciler::want_handoff_paths(Pass& pass) {
                 pass.warnings.insert("handoff: " + path + " is no directory, file, socket or FIFO; not guarded");
                 continue;
             }
+            // Hand-off paths come last in a pass: one a target protects
+            // or liveguard guards otherwise (a service socket, a control
+            // binary) keeps that kind.
+            auto key = inode_key(path);
+            if (key && pass.inodes.count(InodeId{key->dev, key->ino})) continue;
             want_inode(pass, path, kind, 0, kHandoffPaths);
         }
     }
@@ -211,10 +216,6 @@ void Reconciler::want_inode(Pass& pass, const std::string& path, std::uint32_t k
     auto held = hold_inode(path, follow);
     if (!held) return;
     InodeId id{held->key.dev, held->key.ino};
-    // Targets come first in a pass: a built-in set (source 0) that names
-    // the same inode, a hand-off directory a policy also protects, must
-    // not take it over with its kind.
-    if (source == 0 && pass.inodes.count(id)) return;
     pass.inodes[id] = InodeWant{kind, source, owner, std::move(*held)};
 }
 

@@ -10,6 +10,8 @@ from doorlib import DOORS, assert_kept, exec_refused  # noqa: F401  (re-exported
 
 
 def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "every_lane: a case a subset runs too (its own program, such as the compat ioctl hook)")
     for door, progs in DOORS.items():
         config.addinivalue_line(
             "markers", f"door_{door}: a refusal the {door} door makes ({', '.join(progs)})")
@@ -21,19 +23,22 @@ def doors_of(item):
 
 def pytest_collection_modifyitems(config, items):
     """With $DOORS_SCOPE=subset (a second kernel or form in `make test`):
-    every door's programs once, not every way into them. In session, the
-    first test of each door that tests that door alone (one that tests
-    several only for a door no such test has), and the first case of each
-    pass-through; outside, the first case of each test. The whole suite
-    runs in the full lane and in `make test-matrix`."""
+    each door once, not every way into it. In session, the first test of
+    each door that tests that door alone (one that tests several only for
+    a door no such test has), the cases marked every_lane (a program of
+    their own behind a door), and the first case of each pass-through;
+    outside, the first case of each test. The whole suite runs in the
+    full lane and in `make test-matrix`."""
     if os.environ.get("DOORS_SCOPE") != "subset":
         return
     taken_doors, taken_functions, kept = set(), set(), set()
     for single in (True, False):
         for i, item in enumerate(items):
             doors = set(doors_of(item))
-            function = (item.fspath.basename, getattr(item, "originalname", item.name))
-            if not doors:
+            function = (item.path.name, getattr(item, "originalname", item.name))
+            if single and item.get_closest_marker("every_lane"):
+                wanted = True
+            elif not doors:
                 wanted = single and function not in taken_functions
             else:
                 wanted = (len(doors) == 1) == single and not doors <= taken_doors

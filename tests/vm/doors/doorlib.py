@@ -960,7 +960,6 @@ def network_admin_acts():
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY, SOCK_DESTROY = 20, 21
 NLMSG_ERROR, NLMSG_DONE = 2, 3
-INET_DIAG_MARK = 15
 _INET_DIAG_NOCOOKIE = 0xFFFFFFFF
 
 
@@ -980,9 +979,13 @@ def _sock_diag(msg_type, flags, payload):
         s.sendall(struct.pack("=IHHII", 16 + len(payload), msg_type, flags, 1, 0) + payload)
         while True:
             data = s.recv(65536)
+            if not data:
+                raise OSError(errno.EPROTO, "sock_diag: the socket closed before the reply ended")
             off = 0
             while off + 16 <= len(data):
                 length, typ, _, _, _ = struct.unpack_from("=IHHII", data, off)
+                if length < 16:
+                    raise OSError(errno.EPROTO, f"sock_diag: a reply of {length} bytes")
                 body = data[off + 16:off + length]
                 if typ == NLMSG_DONE:
                     return 0, out
@@ -1001,21 +1004,11 @@ def sock_destroy(port):
         return e.errno
 
 
-def tcp_dump_with_marks():
+def tcp_dump():
     """A sock_diag dump of IPv4 TCP sockets, as ss reads them: (errno,
-    sockets listed, whether the kernel added their marks, which it does
-    when the reader may use CAP_NET_ADMIN in the namespace)."""
+    sockets listed)."""
     err, msgs = _sock_diag(SOCK_DIAG_BY_FAMILY, 0x1 | 0x300, _inet_diag_req())
-    marks = False
-    for typ, body in msgs:
-        off = 72  # struct inet_diag_msg
-        while off + 4 <= len(body):
-            length, attr = struct.unpack_from("=HH", body, off)
-            marks |= attr == INET_DIAG_MARK
-            if length < 4:
-                break
-            off += (length + 3) & ~3
-    return err, len(msgs), marks
+    return err, len(msgs)
 
 
 class _Iovec(ctypes.Structure):
