@@ -12,6 +12,9 @@ from doorlib import DOORS, assert_kept, exec_refused  # noqa: F401  (re-exported
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "every_lane: a case a subset runs too (its own program, such as the compat ioctl hook)")
+    config.addinivalue_line(
+        "markers", "full_only: an outside check a subset leaves out (another way to end the gateway, "
+                   "each a wait for its restart)")
     for door, progs in DOORS.items():
         config.addinivalue_line(
             "markers", f"door_{door}: a refusal the {door} door makes ({', '.join(progs)})")
@@ -27,8 +30,8 @@ def pytest_collection_modifyitems(config, items):
     each door that tests that door alone (one that tests several only for
     a door no such test has), the cases marked every_lane (a program of
     their own behind a door), and the first case of each pass-through;
-    outside, the first case of each test. The whole suite runs in the
-    full lane and in `make test-matrix`."""
+    outside, the first case of each test not marked full_only. The whole
+    suite runs in the full lane and in `make test-matrix`."""
     if os.environ.get("DOORS_SCOPE") != "subset":
         return
     taken_doors, taken_functions, kept = set(), set(), set()
@@ -36,7 +39,9 @@ def pytest_collection_modifyitems(config, items):
         for i, item in enumerate(items):
             doors = set(doors_of(item))
             function = (item.path.name, getattr(item, "originalname", item.name))
-            if single and item.get_closest_marker("every_lane"):
+            if item.get_closest_marker("full_only"):
+                wanted = False
+            elif single and item.get_closest_marker("every_lane"):
                 wanted = True
             elif not doors:
                 wanted = single and function not in taken_functions

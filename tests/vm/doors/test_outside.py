@@ -59,6 +59,7 @@ def test_outside_kill_protected_process():
         assert p.wait(10) == -signal.SIGTERM
 
 
+@pytest.mark.full_only
 def test_outside_pkill_protected_process():
     with disposable() as (p, pattern):
         r = run(["pkill", "-f", pattern])
@@ -79,6 +80,7 @@ def test_outside_proc_mem_of_protected_process():
         os.close(fd)
 
 
+@pytest.mark.full_only
 def test_outside_limits_of_protected_process():
     import resource
     with disposable() as (p, _):
@@ -88,6 +90,7 @@ def test_outside_limits_of_protected_process():
         assert os.getpriority(os.PRIO_PROCESS, p.pid) == 19
 
 
+@pytest.mark.full_only
 def test_outside_cgroup_kill_of_protected_cgroup():
     cg = os.path.join(CFG["cgroup_mount"], f"doors-outside-{os.getpid()}")
     os.mkdir(cg)
@@ -200,6 +203,7 @@ def test_outside_lg_status_and_links():
     assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.full_only
 def test_outside_s6_svc_restarts_gateway(gateway):
     r = run(["s6-svc", "-t", SLOT])
     assert r.returncode == 0, r.stderr
