@@ -28,6 +28,67 @@ static __always_inline void inherit_protection(struct task_struct *parent, struc
 	}
 }
 
+/* A session's live tasks, when it has an entry (made at a member's first
+ * fork while a limit is set). Never below 0: a member that was not
+ * forked in the session (its root, a process in a cgroup tagged later)
+ * exits uncounted, and would otherwise leave room for one more task
+ * each, for as long as the session lasts. */
+static __always_inline void count_tasks(__u64 session, __s64 n)
+{
+	struct lg_session_tasks *t = bpf_map_lookup_elem(&lg_session_tasks, &session);
+
+	if (t && (n > 0 || t->live > 0))
+		__sync_fetch_and_add(&t->live, n);
+}
+
+/* A fork storm in a session would leave a protected service that runs as
+ * the same user (RLIMIT_NPROC), or the machine (pid_max, threads-max),
+ * with no room to fork: a session holds at most [sessions] max_tasks
+ * tasks, and the fork past it fails with EAGAIN, as at a cgroup's
+ * pids.max. Concurrent forks may pass the limit by the CPUs' number. */
+static __always_inline int session_task_limit(__u64 session)
+{
+	__u32 zero = 0;
+	struct lg_session_limits *l = bpf_map_lookup_elem(&lg_session_limits, &zero);
+
+	if (!l || !l->max_tasks)
+		return 0;
+	__u32 limit = l->max_tasks;
+	struct lg_session_tasks *t = bpf_map_lookup_elem(&lg_session_tasks, &session);
+
+	if (!t) {
+		struct lg_session_tasks fresh = {};
+
+		bpf_map_update_elem(&lg_session_tasks, &session, &fresh, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&lg_session_tasks, &session);
+	}
+	__u32 detail = LG_TASKS_LIMIT;
+
+	if (!t)
+		detail = LG_TASKS_MAP_FULL;
+	else if (t->live < (__s64)limit)
+		return 0;
+	report_object(LG_VERDICT_DENIED, LG_HOOK_TASKS, session, 0, limit, detail, 0);
+	return -EAGAIN;
+}
+
+/* A member's fork: where the child may be born, and whether the session
+ * has room for it. Apart, so that every other fork pays one load. */
+static __noinline int member_fork(struct task_struct *leader, unsigned long clone_flags)
+{
+	__u64 session = session_of_candidate(leader);
+
+	if (!session)
+		return 0;
+	if (clone_flags & CLONE_INTO_CGROUP) {
+		int r = refuse_object_act(session, LG_HOOK_CLONE_INTO_CGROUP, 0, 0, 0, 0);
+
+		if (r)
+			return r;
+	}
+	return session_task_limit(session);
+}
+
 /* Protection is inherited before the child runs. Threads share their
  * leader's marks and need none. A member may not start a child in another
  * cgroup (clone3 CLONE_INTO_CGROUP): it would be born outside its
@@ -38,8 +99,10 @@ LG_HOOK(task_alloc, lg_task_alloc, struct task_struct *, task, unsigned long, cl
 {
 	if (ret)
 		return ret;
-	if (clone_flags & CLONE_INTO_CGROUP) {
-		int r = refuse_object_act(member_session(), LG_HOOK_CLONE_INTO_CGROUP, 0, 0, 0, 0);
+	struct task_struct *leader = member_candidate();
+
+	if (leader) {
+		int r = member_fork(leader, clone_flags);
 
 		if (r)
 			return r;
@@ -75,28 +138,30 @@ LG_HOOK(task_prctl, lg_task_prctl, int, option, unsigned long, arg2)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lg_fork, struct task_struct *parent, struct task_struct *child)
 {
-	/* A thread born in a tagged cgroup (threaded cgroups hold threads of
-	 * one process apart) makes its whole process a member. */
-	if (child->pid != child->tgid) {
-		if (sessions_exist() && !member_session()) {
-			__u64 session = session_of_cgroup(child->cgroups->dfl_cgrp);
+	bool thread = child->pid != child->tgid;
 
-			if (session)
-				mark_member(child->group_leader, session);
-		}
-		return 0;
-	}
-	/* Without the LSM, protection is inherited here, as the child starts. */
-	if (lg_audit_only)
-		inherit_protection(bpf_get_current_task_btf(), child);
 	if (sessions_exist()) {
 		__u64 session = member_session();
+		bool inherited = session;
 
 		if (!session)
 			session = session_of_cgroup(child->cgroups->dfl_cgrp);
-		if (session)
-			mark_member(child, session);
+		if (session) {
+			/* A thread born in a tagged cgroup (threaded cgroups
+			 * hold threads of one process apart) makes its whole
+			 * process a member; a member's thread needs no mark. */
+			if (!thread)
+				mark_member(child, session);
+			else if (!inherited)
+				mark_member(child->group_leader, session);
+			count_tasks(session, 1);
+		}
 	}
+	if (thread)
+		return 0;
+	/* Without the LSM, protection is inherited here, as the child starts. */
+	if (lg_audit_only)
+		inherit_protection(bpf_get_current_task_btf(), child);
 	if (protection_mark(child))
 		record_protected_pid(child);
 	return 0;
@@ -113,6 +178,10 @@ int BPF_PROG(lg_exit, struct task_struct *p)
 		__u32 tid = p->pid;
 
 		bpf_map_delete_elem(&lg_exec_args, &tid);
+		__u64 session = member_session();
+
+		if (session)
+			count_tasks(session, -1);
 	}
 	if (p->signal->live.counter)
 		return 0;

@@ -11,6 +11,7 @@
 #include "liveguard/abi.h"
 
 #define EPERM 1
+#define EAGAIN 11
 #define SIGIO 29
 #define CLONE_THREAD 0x00010000
 #define CLONE_INTO_CGROUP 0x200000000ULL

@@ -146,6 +146,23 @@ struct {
 	__type(value, struct lg_session);
 } lg_sessions __weak SEC(".maps");
 
+/* Live tasks per session (struct lg_session_tasks). Twice the sessions:
+ * an ended session's entry stays until the watcher's next pass. Not LRU:
+ * a session without an entry has its forks refused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * LG_MAX_SESSIONS);
+	__type(key, __u64);
+	__type(value, struct lg_session_tasks);
+} lg_session_tasks __weak SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lg_session_limits);
+} lg_session_limits __weak SEC(".maps");
+
 /* The names whose exec starts a session (enum lg_auto_flags), by the
  * FNV-1a hash of the name without its version suffix. */
 struct {

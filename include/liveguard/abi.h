@@ -88,7 +88,8 @@
 	X(HOSTNAME, 26, "hostname", "the machine's host or domain name set (sethostname, setdomainname)") \
 	X(SWAP, 27, "swap", "swap turned on or off (swapon, swapoff)")                         \
 	X(TERMINAL, 28, "terminal", "a terminal a protected process runs in: input (TIOCSTI), settings, foreground group, hangup") \
-	X(PORT, 29, "port", "a TCP or UDP port a protected service listens on, bound by a member")
+	X(PORT, 29, "port", "a TCP or UDP port a protected service listens on, bound by a member") \
+	X(TASKS, 30, "tasks", "a process or thread beyond the session's task limit ([sessions] max_tasks)")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -366,6 +367,26 @@ enum lg_session_flags {
 	LG_SESSION_OVERFLOW_F = 1u << 2, /* the shared overflow session */
 };
 
+/* A session's live tasks (lg_session_tasks, keyed like lg_sessions):
+ * those forked inside it less those that exited (never below 0), so its
+ * root and a process that joined by cgroup are not counted. Entries of
+ * ended sessions are swept by the watcher. */
+struct lg_session_tasks {
+	__s64 live;
+};
+
+/* The limits every session has (lg_session_limits, one entry); 0 = none. */
+struct lg_session_limits {
+	__u32 max_tasks; /* [sessions] max_tasks */
+	__u32 _pad;
+};
+
+/* What a LG_HOOK_TASKS refusal hit (lg_event.detail). */
+enum lg_tasks_detail {
+	LG_TASKS_LIMIT = 1,    /* the session's max_tasks */
+	LG_TASKS_MAP_FULL = 2, /* lg_session_tasks had no room for the session */
+};
+
 /* Value of the sessions hash map, keyed by cgroup v2 id, or by a process
  * session's key (LG_SESSION_PROCESS_BIT). */
 struct lg_session {
@@ -445,6 +466,8 @@ struct lg_test_text {
 LG_STATIC_ASSERT(sizeof(struct lg_protected) == 16, "lg_protected layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_protected, source) == 8, "lg_protected layout");
 LG_STATIC_ASSERT(sizeof(struct lg_session) == 16, "lg_session layout");
+LG_STATIC_ASSERT(sizeof(struct lg_session_tasks) == 8, "lg_session_tasks layout");
+LG_STATIC_ASSERT(sizeof(struct lg_session_limits) == 8, "lg_session_limits layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_session, root_pid) == 12, "lg_session layout");
 LG_STATIC_ASSERT(sizeof(struct lg_cgroup_protection) == 16, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_cgroup_protection, source) == 8, "lg_cgroup_protection layout");

@@ -125,6 +125,12 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     e.detail = 6;
     e.object_id = 8642;
     EXPECT_EQ(describe_act(e), "bound TCP port 8642, which a protected service listens on");
+    e.hook = LG_HOOK_TASKS;
+    e.detail = LG_TASKS_LIMIT;
+    e.object_id = 4096;
+    EXPECT_EQ(describe_act(e), "forked past the session's limit of 4096 tasks ([sessions] max_tasks)");
+    e.detail = LG_TASKS_MAP_FULL;
+    EXPECT_NE(describe_act(e).find("table of session task counts is full"), std::string::npos);
     e.hook = LG_HOOK_NETWORK;
     e.detail = LG_NETWORK_ADMIN;
     EXPECT_NE(describe_act(e).find("CAP_NET_ADMIN in the machine's network namespace"), std::string::npos);

@@ -112,6 +112,15 @@ TEST(Policy, HandoffPathsDefaultToTheSpoolsAndCanBeReplaced) {
     EXPECT_TRUE(p.handoff.empty());
 }
 
+TEST(Policy, SessionsHaveATaskLimit) {
+    auto p = parse_policy("", "p.toml");
+    EXPECT_EQ(p.max_tasks, kDefaultSessionMaxTasks);
+    p = parse_policy("[sessions]\nmax_tasks = 200\n", "p.toml");
+    EXPECT_EQ(p.max_tasks, 200u);
+    p = parse_policy("[sessions]\nmax_tasks = 0\n", "p.toml");
+    EXPECT_EQ(p.max_tasks, 0u);
+}
+
 TEST(Policy, PortsBelongToTheirTarget) {
     auto p = parse_policy("[[protect]]\npidfile = \"/run/g.pid\"\nports = [8642, 443]\n", "p.toml");
     ASSERT_EQ(p.targets.size(), 1u);
@@ -173,6 +182,9 @@ TEST(Policy, ErrorsNameFileAndLine) {
         {"[[protect]]\npid = 1\npid = 2\n", "p.toml:3: "},
         {"[sessions]\nhandoff = \"/var/spool/cron\"\n", "p.toml:2: `handoff` must be an array of paths"},
         {"[sessions]\nhandoff = [\"spool\"]\n", "p.toml:2: `handoff` must be an absolute path"},
+        {"[sessions]\nmax_tasks = -1\n", "p.toml:2: `max_tasks` must be a whole number of tasks"},
+        {"[sessions]\nmax_tasks = \"many\"\n", "p.toml:2: `max_tasks` must be a whole number of tasks"},
+        {"[sessions]\nmax_tasks = 4294967296\n", "p.toml:2: `max_tasks` must be a whole number of tasks"},
         {"[[protect]]\npid = 1\nports = 8642\n", "p.toml:3: `ports` must be an array of port numbers"},
         {"[[protect]]\npid = 1\nports = [0]\n", "p.toml:3: each `ports` entry must be a port number"},
         {"[[protect]]\npid = 1\nports = [65536]\n", "each `ports` entry must be a port number from 1 to 65535"},

@@ -164,6 +164,10 @@ std::string describe_act(const lg_event& e) {
                    " (a change: links, addresses, routes, rules) in the machine's network namespace";
         case LG_HOOK_HOSTNAME: return "tried to set the machine's host or domain name";
         case LG_HOOK_SWAP: return "tried to turn swap on or off";
+        case LG_HOOK_TASKS:
+            return e.detail == LG_TASKS_MAP_FULL
+                       ? std::string("forked, but the kernel's table of session task counts is full")
+                       : "forked past the session's limit of " + obj + " tasks ([sessions] max_tasks)";
         case LG_HOOK_PORT:
             return std::string("bound ") + (e.detail == 17 ? "UDP" : "TCP") + " port " + obj +
                    ", which a protected service listens on";

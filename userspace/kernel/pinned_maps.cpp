@@ -60,6 +60,8 @@ PinnedMaps PinnedMaps::open(bool read_only) {
     m.environ_at = open_map(pins::kEnvironAt, read_only);
     m.allowed_doors = open_map(pins::kAllowedDoors, read_only);
     m.protected_ports = open_map(pins::kProtectedPorts, read_only);
+    m.session_tasks = open_map(pins::kSessionTasks, read_only);
+    m.session_limits = open_map(pins::kSessionLimits, read_only);
     return m;
 }
 

@@ -23,6 +23,8 @@ struct PinnedMaps {
     UniqueFd environ_at;
     UniqueFd allowed_doors;
     UniqueFd protected_ports;
+    UniqueFd session_tasks;
+    UniqueFd session_limits;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

@@ -33,5 +33,7 @@ inline constexpr const char* kPathExcepts = "lg_path_excepts";
 inline constexpr const char* kEnvironAt = "lg_environ_at";
 inline constexpr const char* kAllowedDoors = "lg_allowed_doors";
 inline constexpr const char* kProtectedPorts = "lg_protected_ports";
+inline constexpr const char* kSessionTasks = "lg_session_tasks";
+inline constexpr const char* kSessionLimits = "lg_session_limits";
 
 }  // namespace liveguard::pins

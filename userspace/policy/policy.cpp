@@ -44,6 +44,7 @@ struct TomlCheckFailed {
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -381,6 +382,11 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                                        "e.g. [\"/var/spool/cron\", \"/run/jobs.fifo\"]");
                     p.handoff.clear();
                     for (auto&& d : *a) p.handoff.push_back(require_absolute_string(file, d, "handoff"));
+                } else if (s == "max_tasks") {
+                    auto v = sv.value<std::int64_t>();
+                    if (!sv.is_integer() || !v || *v < 0 || *v > std::numeric_limits<std::int32_t>::max())
+                        fail(file, sv, "`max_tasks` must be a whole number of tasks, e.g. 4096 (0: no limit)");
+                    p.max_tasks = static_cast<std::uint32_t>(*v);
                 } else if (s == "reap") {
                     auto v = sv.value<bool>();
                     if (!sv.is_boolean() || !v) fail(file, sv, "`reap` must be true or false");
@@ -388,7 +394,7 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                 } else {
                     fail(file, sv, "unknown key `" + s +
                                        "` in [sessions] (expected parent, tag, auto, reap, allow, "
-                                       "handoff, refuse_service_manager_sockets)");
+                                       "handoff, max_tasks, refuse_service_manager_sockets)");
                 }
             }
         } else {

@@ -43,6 +43,8 @@ struct ProtectTarget {
 // missing ones skipped.
 std::vector<std::string> default_handoff_paths();
 
+inline constexpr std::uint32_t kDefaultSessionMaxTasks = 4096;
+
 struct Policy {
     std::string path;
     std::vector<ProtectTarget> targets;
@@ -64,6 +66,10 @@ struct Policy {
     // outside the session (spools, job directories, sockets, FIFOs):
     // default_handoff_paths() unless the key is given.
     std::vector<std::string> handoff = default_handoff_paths();
+    // [sessions] max_tasks: the processes and threads a session may have
+    // at once (0: no limit), so that a fork storm leaves room for the
+    // protected services.
+    std::uint32_t max_tasks = kDefaultSessionMaxTasks;
 };
 
 // "file:line: what is wrong".

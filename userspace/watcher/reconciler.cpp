@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/proc.h"
 #include "kernel/allowed_doors.h"
+#include "kernel/session_limits.h"
 #include "kernel/protected_ports.h"
 #include "kernel/exec_words.h"
 #include "kernel/guarded_inodes.h"
@@ -64,6 +65,12 @@ bool Reconciler::apply() {
         set_allowed_doors(maps_.allowed_doors.get(), policy_.allowed_doors);
     } catch (const std::exception& e) {
         pass.warnings.insert(std::string("allow: ") + e.what());
+    }
+    try {
+        set_session_limits(maps_.session_limits.get(), policy_.max_tasks);
+        sweep_session_tasks(maps_.session_tasks.get(), maps_.sessions.get());
+    } catch (const std::exception& e) {
+        pass.warnings.insert(std::string("max_tasks: ") + e.what());
     }
     try {
         PathExcepts(maps_.path_excepts.get()).set(policy_.targets);

@@ -61,6 +61,7 @@ DOORS = {
     "network": ["lg_netlink_send", "lg_capable"],
     "terminal": ["lg_file_ioctl", "lg_file_ioctl_compat"],
     "port": ["lg_socket_bind"],
+    "tasks": ["lg_task_alloc"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -886,6 +887,38 @@ def terminal_acts():
         "TCFLSH 32-bit": attempt(lambda fd, _: syscall32(IA32_IOCTL, fd, termios.TCFLSH, termios.TCIFLUSH)),
         "TIOCSPGRP": attempt(set_pgrp),
     }
+
+
+# [sessions] max_tasks in the doors' policy: a session may hold this many
+# tasks at once, and a storm of STORM_TASKS children must stop short.
+SESSION_MAX_TASKS = 200
+STORM_TASKS = 2 * SESSION_MAX_TASKS
+
+
+def fork_storm(n=STORM_TASKS):
+    """Forks up to n children that wait on a pipe, until a fork fails.
+    Returns (children forked, errno of the fork that failed or 0); every
+    child is released and reaped before it returns."""
+    r, w = os.pipe()
+    children, err = [], 0
+    try:
+        for _ in range(n):
+            try:
+                pid = os.fork()
+            except OSError as e:
+                err = e.errno
+                break
+            if pid == 0:
+                os.close(w)
+                os.read(r, 1)
+                os._exit(0)
+            children.append(pid)
+    finally:
+        os.close(w)
+        os.close(r)
+        for pid in children:
+            os.waitpid(pid, 0)
+    return len(children), err
 
 
 GATEWAY_PORT = 18642  # the stand-in gateway listens here

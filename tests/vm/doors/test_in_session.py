@@ -1454,6 +1454,23 @@ def test_pass_bind_other_port_and_own_namespace():
 
 
 # =============================================================================
+# tasks: a fork storm stops at the session's limit ([sessions] max_tasks),
+# with EAGAIN, and the session can fork again once its children are gone.
+# =============================================================================
+
+@door["tasks"]
+def test_fork_storm_stops_at_session_limit(gateway):
+    forked, err = D.fork_storm()
+    assert err == errno.EAGAIN and forked <= D.SESSION_MAX_TASKS, (
+        f"{forked} children forked of {D.STORM_TASKS}, then "
+        f"{os.strerror(err) if err else 'no failure'}; the session's limit is {D.SESSION_MAX_TASKS}")
+    assert_kept(gateway)
+    # The children are reaped: the session has room again.
+    forked, err = D.fork_storm(8)
+    assert (forked, err) == (8, 0), f"after the storm: {forked} forked, {os.strerror(err) if err else ''}"
+
+
+# =============================================================================
 # terminal: a protected service that runs in a terminal (tty-service, a
 # session leader with a pty as its controlling terminal).
 # =============================================================================

@@ -218,6 +218,12 @@ def test_outside_clone3_into_cgroup():
     D.clone3_into(CFG["elsewhere_cg"])
 
 
+def test_outside_fork_past_session_limit():
+    """The sessions' task limit is no limit of the machine's."""
+    forked, err = D.fork_storm()
+    assert (forked, err) == (D.STORM_TASKS, 0), f"{forked} forked, then {os.strerror(err) if err else 'stopped'}"
+
+
 def test_outside_mount_and_umount(tmp_path):
     D.mount("doors", str(tmp_path), "tmpfs")
     D.umount2(str(tmp_path))

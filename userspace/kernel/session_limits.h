@@ -1,0 +1,24 @@
+#pragma once
+// What a session may hold at once ([sessions] max_tasks), so that a fork
+// storm in a test leaves room for the services beside it. The kernel side
+// counts each session's live tasks (lg_session_tasks) and refuses the fork
+// past the limit; this side sets the limit and sweeps the counts of
+// sessions that have ended.
+#include <cstdint>
+#include <optional>
+
+namespace liveguard {
+
+// Sets the limit (0: none); throws with the cause.
+void set_session_limits(int limits_fd, std::uint32_t max_tasks);
+
+// Deletes the counts of sessions no longer in lg_sessions; returns how
+// many. Session ids are never reused, so a count deleted here is never
+// one a live session still needs.
+std::size_t sweep_session_tasks(int tasks_fd, int sessions_fd);
+
+// A session's live tasks as the kernel counts them, or nothing when it
+// has no count (no limit set when it forked, or it never forked).
+std::optional<std::int64_t> session_live_tasks(int tasks_fd, std::uint64_t session);
+
+}  // namespace liveguard
