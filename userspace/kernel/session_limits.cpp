@@ -29,10 +29,8 @@ std::size_t sweep_session_tasks(int tasks_fd, int sessions_fd) {
     return n;
 }
 
-std::optional<std::int64_t> session_live_tasks(int tasks_fd, std::uint64_t session) {
-    lg_session_tasks t{};
-    if (::bpf_map_lookup_elem(tasks_fd, &session, &t) != 0) return std::nullopt;
-    return t.live;
+void forget_session_tasks(int tasks_fd, std::uint64_t session) {
+    ::bpf_map_delete_elem(tasks_fd, &session);
 }
 
 }  // namespace liveguard

@@ -4,8 +4,8 @@
 // counts each session's live tasks (lg_session_tasks) and refuses the fork
 // past the limit; this side sets the limit and sweeps the counts of
 // sessions that have ended.
+#include <cstddef>
 #include <cstdint>
-#include <optional>
 
 namespace liveguard {
 
@@ -17,8 +17,7 @@ void set_session_limits(int limits_fd, std::uint32_t max_tasks);
 // one a live session still needs.
 std::size_t sweep_session_tasks(int tasks_fd, int sessions_fd);
 
-// A session's live tasks as the kernel counts them, or nothing when it
-// has no count (no limit set when it forked, or it never forked).
-std::optional<std::int64_t> session_live_tasks(int tasks_fd, std::uint64_t session);
+// Deletes an ended session's count (none there is no error).
+void forget_session_tasks(int tasks_fd, std::uint64_t session);
 
 }  // namespace liveguard
