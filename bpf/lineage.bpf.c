@@ -45,7 +45,9 @@ static __always_inline void count_tasks(__u64 session, __s64 n)
  * the same user (RLIMIT_NPROC), or the machine (pid_max, threads-max),
  * with no room to fork: a session holds at most [sessions] max_tasks
  * tasks, and the fork past it fails with EAGAIN, as at a cgroup's
- * pids.max. Concurrent forks may pass the limit by the CPUs' number. */
+ * pids.max. A task counts from sched_process_fork on, so forks under way
+ * at once (each may sleep between here and there) can pass the limit by
+ * as many as are under way: a storm of N forkers by up to N. */
 static __always_inline int session_task_limit(__u64 session)
 {
 	__u32 zero = 0;
@@ -72,9 +74,16 @@ static __always_inline int session_task_limit(__u64 session)
 	return -EAGAIN;
 }
 
+/* An io_uring worker is made by copy_process() alone, which never fires
+ * sched_process_fork, but it exits like any thread: it is counted here,
+ * once it may be made (a later failure of copy_process leaves it counted,
+ * a stricter count, never a looser one). */
+#define LG_PF_IO_WORKER 0x00000010
+
 /* A member's fork: where the child may be born, and whether the session
  * has room for it. Apart, so that every other fork pays one load. */
-static __noinline int member_fork(struct task_struct *leader, unsigned long clone_flags)
+static __noinline int member_fork(struct task_struct *leader, struct task_struct *task,
+				  unsigned long clone_flags)
 {
 	__u64 session = session_of_candidate(leader);
 
@@ -86,7 +95,11 @@ static __noinline int member_fork(struct task_struct *leader, unsigned long clon
 		if (r)
 			return r;
 	}
-	return session_task_limit(session);
+	int r = session_task_limit(session);
+
+	if (!r && (task->flags & LG_PF_IO_WORKER))
+		count_tasks(session, 1);
+	return r;
 }
 
 /* Protection is inherited before the child runs. Threads share their
@@ -102,7 +115,7 @@ LG_HOOK(task_alloc, lg_task_alloc, struct task_struct *, task, unsigned long, cl
 	struct task_struct *leader = member_candidate();
 
 	if (leader) {
-		int r = member_fork(leader, clone_flags);
+		int r = member_fork(leader, task, clone_flags);
 
 		if (r)
 			return r;

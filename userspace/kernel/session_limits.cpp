@@ -5,7 +5,9 @@
 #include <cerrno>
 
 #include "base/error.h"
+#include "base/fd.h"
 #include "kernel/map_walk.h"
+#include "kernel/pins.h"
 #include "liveguard/abi.h"
 
 namespace liveguard {
@@ -29,8 +31,9 @@ std::size_t sweep_session_tasks(int tasks_fd, int sessions_fd) {
     return n;
 }
 
-void forget_session_tasks(int tasks_fd, std::uint64_t session) {
-    ::bpf_map_delete_elem(tasks_fd, &session);
+void forget_session_tasks(std::uint64_t session) {
+    UniqueFd fd(::bpf_obj_get(pins::map(pins::kSessionTasks).c_str()));
+    if (fd) ::bpf_map_delete_elem(fd.get(), &session);
 }
 
 }  // namespace liveguard

@@ -17,7 +17,9 @@ void set_session_limits(int limits_fd, std::uint32_t max_tasks);
 // one a live session still needs.
 std::size_t sweep_session_tasks(int tasks_fd, int sessions_fd);
 
-// Deletes an ended session's count (none there is no error).
-void forget_session_tasks(int tasks_fd, std::uint64_t session);
+// Deletes an ended session's count through its pin (none there, or no
+// pin, is no error): every way a session ends passes here, so counts of
+// ended sessions do not wait for the next policy pass to be swept.
+void forget_session_tasks(std::uint64_t session);
 
 }  // namespace liveguard

@@ -20,6 +20,7 @@
 #include "base/paths.h"
 #include "base/proc.h"
 #include "kernel/map_walk.h"
+#include "kernel/session_limits.h"
 
 namespace liveguard {
 
@@ -165,6 +166,7 @@ bool SessionRegistry::untag_id(std::uint64_t id) {
         if (errno == ENOENT) return false;
         throw_errno("cannot untag cgroup " + std::to_string(id), errno);
     }
+    forget_session_tasks(id);
     sync_count();
     return true;
 }

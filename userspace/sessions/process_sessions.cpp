@@ -21,7 +21,6 @@
 #include "kernel/auto_names.h"
 #include "kernel/map_walk.h"
 #include "kernel/pinned_maps.h"
-#include "kernel/session_limits.h"
 #include "kernel/session_registry.h"
 #include "liveguard/abi.h"
 #include "policy/policy.h"
@@ -342,7 +341,6 @@ void ProcessSessions::end(Tracked& t) {
     // Members left running stay members: the session ends with its last.
     if (empty) {
         SessionRegistry(sessions_fd, maps_.settings.get(), members_fd).untag_id(t.id);
-        forget_session_tasks(maps_.session_tasks.get(), t.id);
         remove_session_info(t.id);
         tracked_.erase(t.id);
     }
@@ -364,7 +362,6 @@ void ProcessSessions::finish_lingering() {
             continue;
         }
         SessionRegistry(maps_.sessions.get(), maps_.settings.get(), maps_.members.get()).untag_id(t.id);
-        forget_session_tasks(maps_.session_tasks.get(), t.id);
         remove_session_info(t.id);
         watcher_log("session " + t.name + ": its last member is gone");
         it = tracked_.erase(it);
