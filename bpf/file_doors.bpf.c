@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Files that stop a service when written: a supervisor's control FIFO,
  * the files of a cgroup that holds it (v2) or of any cgroup v1 hierarchy,
- * every file of its /proc/<pid>/, /proc/sysrq-trigger, /proc/sys (a
+ * every file of its /proc/<pid>/, any process's OOM score, /proc/sysrq-trigger, /proc/sys (a
  * core_pattern or modprobe helper runs outside every session; realtime
  * throttling switched off lets spinners starve the machine), /sys/power
  * and securityfs. Checked when
@@ -96,9 +96,16 @@ static __always_inline int proc_file_write(struct file *file, __u64 session, __u
 
 		protected = full && *full;
 	}
-	if (!protected)
-		return 0;
-	return refuse_object_act(session, LG_HOOK_PROC_FILE, d, BPF_CORE_READ(inode, i_ino), detail, tgid);
+	if (protected)
+		return refuse_object_act(session, LG_HOOK_PROC_FILE, d, BPF_CORE_READ(inode, i_ino), detail, tgid);
+	/* Members are the OOM killer's first choice (oom_score_adj 1000, set
+	 * by the watcher, below which an unprivileged member cannot write);
+	 * a root member could write itself, or any process, out of that
+	 * order, so no member writes any process's OOM score. */
+	if (name_is(d, "oom_score_adj", 13) || name_is(d, "oom_adj", 7))
+		return refuse_object_act(session, LG_HOOK_OOM, d, BPF_CORE_READ(inode, i_ino),
+					 detail | LG_OOM_SCORE_WRITE, tgid);
+	return 0;
 }
 
 /* /sys/power/<file>: suspend, hibernate or freeze every task on the

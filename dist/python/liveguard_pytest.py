@@ -287,7 +287,8 @@ class _Refusal:
 
     @staticmethod
     def _describe(e, count, pid, call):
-        out = ["refused: %s" % e.get("act", e.get("hook", "?"))]
+        verdict = "killed" if e.get("verdict") == "killed" else "refused"
+        out = ["%s: %s" % (verdict, e.get("act", e.get("hook", "?")))]
         if count > 1:
             out[0] += " (%d times)" % count
         if e.get("target_protected_by"):
@@ -366,7 +367,8 @@ class _Plugin:
         if problem and not self.sync_problem:
             self.sync_problem = problem
         for e in self.journal.read_new():
-            if e.get("verdict") != "denied" or not self._ours(e):
+            # Refusals, and members the OOM killer took (verdict "killed").
+            if e.get("verdict") not in ("denied", "killed") or not self._ours(e):
                 continue
             if e.get("type") == "repeats":
                 # The same refusal again within a second, counted.

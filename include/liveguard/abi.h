@@ -89,7 +89,8 @@
 	X(SWAP, 27, "swap", "swap turned on or off (swapon, swapoff)")                         \
 	X(TERMINAL, 28, "terminal", "a terminal a protected process runs in: input (TIOCSTI), settings, foreground group, hangup") \
 	X(PORT, 29, "port", "a TCP or UDP port a protected service listens on, bound by a member") \
-	X(TASKS, 30, "tasks", "a process or thread beyond the session's task limit ([sessions] max_tasks)")
+	X(TASKS, 30, "tasks", "a process or thread beyond the session's task limit ([sessions] max_tasks)") \
+	X(OOM, 31, "oom", "the OOM killer's order: an oom_score_adj written by a member, or a member it took")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -221,6 +222,9 @@ enum lg_mount_kind {
 enum lg_verdict {
 	LG_VERDICT_DENIED = 0,
 	LG_VERDICT_AUDITED = 1,
+	/* Not a refusal: the OOM killer took a member (or, which its order
+	 * exists to prevent, a protected process); LG_HOOK_OOM only. */
+	LG_VERDICT_KILLED = 2,
 };
 
 /* Indexes into the counters array map. */
@@ -386,6 +390,15 @@ enum lg_tasks_detail {
 	LG_TASKS_LIMIT = 1,    /* the session's max_tasks */
 	LG_TASKS_MAP_FULL = 2, /* lg_session_tasks had no room for the session */
 };
+
+/* lg_event.detail of a LG_HOOK_OOM event. A refused write carries the
+ * file doors' LG_DETAIL_OPEN_FD bit when made through an open fd. */
+enum lg_oom_detail {
+	LG_OOM_SCORE_WRITE = 1 << 9,      /* a member wrote an oom_score_adj or oom_adj */
+	LG_OOM_MEMBER_KILLED = 2 << 9,    /* the OOM killer took a session member */
+	LG_OOM_PROTECTED_KILLED = 3 << 9, /* the OOM killer took a protected process */
+};
+#define LG_OOM_KIND_MASK (3u << 9)
 
 /* Value of the sessions hash map, keyed by cgroup v2 id, or by a process
  * session's key (LG_SESSION_PROCESS_BIT). */

@@ -131,6 +131,27 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     EXPECT_EQ(describe_act(e), "forked past the session's limit of 4096 tasks ([sessions] max_tasks)");
     e.detail = LG_TASKS_MAP_FULL;
     EXPECT_NE(describe_act(e).find("table of session task counts is full"), std::string::npos);
+    e.hook = LG_HOOK_OOM;
+    e.detail = LG_OOM_SCORE_WRITE;
+    e.target_pid = 42;
+    std::strcpy(e.target_comm, "oom_score_adj");
+    EXPECT_EQ(describe_act(e), "opened /proc/42/oom_score_adj for writing (session members stay the OOM "
+                               "killer's first choice)");
+    e.detail = LG_OOM_MEMBER_KILLED;
+    e.target_tid = 42;
+    e.object_id = 1000;
+    std::strcpy(e.target_comm, "python3");
+    EXPECT_EQ(describe_act(e),
+              "ran out of memory, and the OOM killer took session member python3[42] (oom_score_adj 1000)");
+    e.detail = LG_OOM_PROTECTED_KILLED;
+    e.object_id = static_cast<std::uint64_t>(std::int64_t{-1});
+    EXPECT_EQ(describe_act(e),
+              "ran out of memory, and the OOM killer took protected process python3[42] (oom_score_adj -1)");
+    e.verdict = LG_VERDICT_KILLED;
+    EXPECT_EQ(std::string(verdict_name(e.verdict)), "killed");
+    e.verdict = LG_VERDICT_DENIED;
+    std::strcpy(e.target_comm, "gateway.pid");
+    e.target_tid = 5;
     e.hook = LG_HOOK_NETWORK;
     e.detail = LG_NETWORK_ADMIN;
     EXPECT_NE(describe_act(e).find("CAP_NET_ADMIN in the machine's network namespace"), std::string::npos);

@@ -240,6 +240,46 @@ TEST_F(AutoSessionGuard, AnUnprivilegedRunCannotKillTheGateway) {
     EXPECT_NE(r.err.find("1 act refused (task_kill 1)"), std::string::npos) << r.err;
 }
 
+// Ranked first for the OOM killer by the watcher (within its tick of the
+// session's start), children included, and not able to lower it.
+const char* kOomRankTest =
+    "import os, subprocess, time\n"
+    "def adj():\n"
+    "    with open('/proc/self/oom_score_adj') as f:\n"
+    "        return f.read().strip()\n"
+    "def test_ranked_first_for_the_oom_killer():\n"
+    "    deadline = time.monotonic() + 10\n"
+    "    while adj() != '1000' and time.monotonic() < deadline:\n"
+    "        time.sleep(0.05)\n"
+    "    assert adj() == '1000'\n"
+    "    child = subprocess.run(['cat', '/proc/self/oom_score_adj'], capture_output=True, text=True)\n"
+    "    assert child.stdout.strip() == '1000'\n"
+    "    try:\n"
+    "        fd = os.open('/proc/self/oom_score_adj', os.O_WRONLY)\n"
+    "        os.write(fd, b'0')\n"
+    "    except PermissionError:\n"
+    "        pass\n"
+    "    else:\n"
+    "        raise AssertionError('a member lowered its OOM score')\n"
+    "    assert adj() == '1000'\n";
+
+TEST_F(AutoSession, AnAutomaticSessionIsTheOomKillersFirstChoice) {
+    load_auto();
+    write_file(kDir + "/test_oom_rank.py", kOomRankTest);
+    auto args = pytest_args("test_oom_rank.py");
+    args.insert(args.begin(), "/usr/bin/pytest");
+    auto r = as_nobody(args);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("1 passed"), std::string::npos) << r.out << r.err;
+}
+
+TEST_F(AutoSession, AnUnprivilegedRunIsTheOomKillersFirstChoice) {
+    load_auto();
+    auto r = as_nobody({lg_binary(), "run", "--", "cat", "/proc/self/oom_score_adj"});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(r.out, "1000\n") << r.err;
+}
+
 TEST_F(AutoSession, APythonThatIsNotRunningPytestIsNoMember) {
     load_auto();
     Target standin({.uid = kNobody});

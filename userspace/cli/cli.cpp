@@ -105,6 +105,9 @@ ParseResult parse_cli(int argc, const char* const* argv) {
                        "A name for the session, shown in events and the summary (default: CMD's "
                        "file name; as root, the cgroup id). Without root: at most 64 printable "
                        "ASCII characters");
+        sc->add_option("--parent", run.parent,
+                       "Create the session's cgroup under this cgroup v2 directory (root only; "
+                       "default: [sessions] parent of the default policy, else <cgroup2 mount>/liveguard)");
         sc->add_flag("--fail-on-violation", run.fail_on_violation,
                      "Exit 3 when anything was refused (or, audit-only, seen) in the session, even "
                      "if CMD succeeded: CI turns a harmless-but-wrong test red");

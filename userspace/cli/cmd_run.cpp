@@ -1,5 +1,6 @@
-// `run`: a session with the default policy's [sessions] parent (as root;
-// without root the policy watcher makes the session and no cgroup is made).
+// `run`: a session under --parent, else the default policy's [sessions]
+// parent (as root; without root the policy watcher makes the session and no
+// cgroup is made).
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,7 +12,7 @@ namespace liveguard {
 
 int run_command(const RunOptions& o) {
     RunOptions opts = o;
-    if (::geteuid() == 0 && ::access(kDefaultPolicyPath, F_OK) == 0) {
+    if (!opts.parent && ::geteuid() == 0 && ::access(kDefaultPolicyPath, F_OK) == 0) {
         try {
             opts.parent = load_policy(kDefaultPolicyPath).session_parent;
         } catch (const PolicyError& e) {

@@ -43,6 +43,7 @@ const char* verdict_name(std::uint32_t verdict) {
     switch (verdict) {
         case LG_VERDICT_DENIED: return "denied";
         case LG_VERDICT_AUDITED: return "audited";
+        case LG_VERDICT_KILLED: return "killed";
         default: return "unknown";
     }
 }
@@ -168,6 +169,19 @@ std::string describe_act(const lg_event& e) {
             return e.detail == LG_TASKS_MAP_FULL
                        ? std::string("forked, but the kernel's table of session task counts is full")
                        : "forked past the session's limit of " + obj + " tasks ([sessions] max_tasks)";
+        case LG_HOOK_OOM: {
+            std::uint32_t kind = e.detail & LG_OOM_KIND_MASK;
+            if (kind == LG_OOM_SCORE_WRITE)
+                return "opened /proc/" + std::to_string(e.target_pid) + "/" + name + written +
+                       " (session members stay the OOM killer's first choice)";
+            std::string adj = std::to_string(static_cast<std::int64_t>(e.object_id));
+            std::string victim = target_string(e);
+            if (kind == LG_OOM_PROTECTED_KILLED)
+                return "ran out of memory, and the OOM killer took protected process " + victim +
+                       " (oom_score_adj " + adj + ")";
+            return "ran out of memory, and the OOM killer took session member " + victim + " (oom_score_adj " +
+                   adj + ")";
+        }
         case LG_HOOK_PORT:
             return std::string("bound ") + (e.detail == 17 ? "UDP" : "TCP") + " port " + obj +
                    ", which a protected service listens on";

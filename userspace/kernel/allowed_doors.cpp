@@ -32,7 +32,8 @@ bool allowable(std::uint32_t hook) {
         case LG_HOOK_SECURITYFS:
         case LG_HOOK_NETWORK:
         case LG_HOOK_HOSTNAME:
-        case LG_HOOK_SWAP: return true;
+        case LG_HOOK_SWAP:
+        case LG_HOOK_OOM: return true;
         default: return false;
     }
 }

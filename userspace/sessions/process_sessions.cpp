@@ -22,6 +22,7 @@
 #include "kernel/map_walk.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/session_registry.h"
+#include "sessions/oom_rank.h"
 #include "liveguard/abi.h"
 #include "policy/policy.h"
 #include "sessions/session_summary.h"
@@ -34,6 +35,10 @@ namespace {
 // the next tick: a member forking while it is killed is found next round.
 constexpr int kReapRounds = 100;
 constexpr auto kReapPause = std::chrono::milliseconds(10);
+// Rounds of "find the members, rank those not ranked" when a session is
+// found: a member forked by one not yet ranked inherits the old value and
+// is found next round. Ranked ones fork ranked children.
+constexpr int kRankRounds = 20;
 
 UniqueFd open_pidfd(pid_t pid) {
     return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
@@ -206,7 +211,25 @@ void ProcessSessions::adopt(std::uint64_t id, pid_t root, const std::string& nam
     t->pidfd = open_pidfd(root);
     t->name = name;
     t->command = join(command_line_of(root));
+    // The root waits for the broker's answer: nothing of it runs unranked.
+    rank_members(*t);
     tracked_[id] = std::move(t);
+}
+
+void ProcessSessions::rank_members(const Tracked& t) {
+    try {
+        for (int round = 0; round < kRankRounds; ++round) {
+            std::size_t ranked = 0;
+            for (const auto& m : find_members(maps_.members.get(), maps_.protected_tasks.get(), t.id).members)
+                if (!m.is_protected && rank_first_for_oom(m.process.pid) == OomRank::Ranked) ++ranked;
+            if (ranked == 0) return;
+        }
+        watcher_log("warning: session " + t.name + ": members still forked unranked ones after " +
+                    std::to_string(kRankRounds) + " rounds of ranking them first for the OOM killer");
+    } catch (const std::exception& e) {
+        watcher_log("warning: session " + t.name + ": cannot rank its members first for the OOM killer: " +
+                    e.what());
+    }
 }
 
 void ProcessSessions::discover() {
@@ -248,6 +271,7 @@ void ProcessSessions::discover() {
             }
         }
         watcher_log("session " + t->name + " started" + (t->command.empty() ? "" : ": " + t->command));
+        rank_members(*t);
         tracked_[id] = std::move(t);
     }
     // Sessions something else ended (unload, a root `untag`); a walk of

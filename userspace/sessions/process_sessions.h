@@ -70,6 +70,7 @@ private:
     struct Tracked;
 
     void discover();
+    void rank_members(const Tracked& t);
     void read_journal();
     void count(std::uint64_t id, const std::string& line);
     void sweep_test_logs();

@@ -32,6 +32,7 @@
 #include "kernel/session_registry.h"
 #include "sessions/brokered_run.h"
 #include "sessions/child_signals.h"
+#include "sessions/oom_rank.h"
 #include "sessions/session_summary.h"
 
 namespace liveguard {
@@ -205,6 +206,15 @@ int run_session(const RunOptions& opts) {
             ::_exit(127);
         };
         set_session_env(plugin, test_log, label);
+        // First for the OOM killer, before joining: a member may not write
+        // its own score (door oom). Root's write is also the floor CMD
+        // cannot go below once it runs as --user.
+        try {
+            rank_first_for_oom(::getpid());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "liveguard: warning: %s; the session is not the OOM killer's first choice\n",
+                         e.what());
+        }
         // Join before anything else runs: nothing of CMD ever runs outside.
         int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0 || ::write(fd, "0", 1) != 1) fail("cannot join the session cgroup");

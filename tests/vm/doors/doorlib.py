@@ -62,6 +62,7 @@ DOORS = {
     "terminal": ["lg_file_ioctl", "lg_file_ioctl_compat"],
     "port": ["lg_socket_bind"],
     "tasks": ["lg_task_alloc"],
+    "oom": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_oom_victim"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -919,6 +920,55 @@ def fork_storm(n=STORM_TASKS):
         for pid in children:
             os.waitpid(pid, 0)
     return len(children), err
+
+
+def memory_hogs(n, mb, timeout=120.0):
+    """Forks n children that each fill mb MiB, more than the arena has
+    room for beside its service, and wait. Once each has filled its share
+    or died: (children killed by SIGKILL, children alive, the pipe end that
+    holds them), the live ones the caller's to end (end_hogs)."""
+    r, w = os.pipe()       # children block on it: the caller ends them
+    rr, rw = os.pipe()     # each child writes a byte once it is full
+    children = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            os.close(rr)
+            block = b"\x01" * (mb << 20)  # every page written
+            os.write(rw, b"x")
+            os.read(r, 1)
+            del block
+            os._exit(0)
+        children.append(pid)
+    os.close(r)
+    os.close(rw)
+    os.set_blocking(rr, False)
+    ready, killed, done = 0, [], set()
+    deadline = time.monotonic() + timeout
+    while ready + len(done) < n and time.monotonic() < deadline:
+        try:
+            ready += len(os.read(rr, n))
+        except BlockingIOError:
+            pass
+        for pid in children:
+            if pid in done:
+                continue
+            got, st = os.waitpid(pid, os.WNOHANG)
+            if got:
+                done.add(pid)
+                if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGKILL:
+                    killed.append(pid)
+        time.sleep(0.05)
+    os.close(rr)
+    alive = [p for p in children if p not in done]
+    return killed, alive, w
+
+
+def end_hogs(alive, w):
+    os.close(w)
+    for pid in alive:
+        os.waitpid(pid, 0)
 
 
 GATEWAY_PORT = 18642  # the stand-in gateway listens here

@@ -1471,6 +1471,63 @@ def test_fork_storm_stops_at_session_limit(gateway):
 
 
 # =============================================================================
+# oom: members are the OOM killer's first choice (oom_score_adj 1000, set
+# by `run` before the session's command runs, by the watcher for automatic
+# sessions); no member writes an OOM score. The in-session runs live in the
+# doors' OOM arena, whose memory limit they share with a protected service
+# that holds much of it (tests/vm/doors/run).
+# =============================================================================
+
+JOURNAL = "/run/liveguard/events.jsonl"
+
+
+def _journal_events():
+    try:
+        with open(JOURNAL) as f:
+            lines = f.readlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+@door["oom"]
+def test_oom_killer_takes_members_before_the_service():
+    svc = int(open(CFG["oom_service"]).read().split()[0])
+    before = D.proc_stat(svc)
+    assert before, f"the memory service {svc} is not running"
+    with open("/proc/self/oom_score_adj") as f:
+        assert f.read().strip() == "1000", "the session's processes are not the OOM killer's first choice"
+    # A root member cannot write itself (or its children) out of that order.
+    with pytest.raises(PermissionError):
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("-1000")
+    # Four children, each filling 40% of what the service leaves: the
+    # arena runs out, and the OOM killer chooses.
+    room = CFG["oom_arena_max_mb"] - CFG["oom_service_mb"]
+    killed, alive, hold = D.memory_hogs(4, room * 2 // 5)
+    D.end_hogs(alive, hold)
+    assert D.proc_stat(svc) == before, "the OOM killer took the protected service"
+    assert killed, f"no child was OOM-killed ({len(alive)} of 4 filled their share): the arena did not run out"
+    # The event names the member taken.
+    def reported():
+        return [e for e in _journal_events()
+                if e.get("hook") == "oom" and e.get("verdict") == "killed" and e.get("target_pid") in killed]
+    assert D.wait_until(lambda: reported(), timeout=15), f"no oom event names a killed child {killed}"
+
+
+def test_pass_oom_score_inherited_by_children():
+    """Ranked at the session's start, and every child inherits it."""
+    r = D.run(["cat", "/proc/self/oom_score_adj"])
+    assert r.returncode == 0 and r.stdout.strip() == "1000", D.describe(r)
+
+
+# =============================================================================
 # terminal: a protected service that runs in a terminal (tty-service, a
 # session leader with a pty as its controlling terminal).
 # =============================================================================

@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
@@ -222,6 +223,16 @@ def test_outside_fork_past_session_limit():
     """The sessions' task limit is no limit of the machine's."""
     forked, err = D.fork_storm()
     assert (forked, err) == (D.STORM_TASKS, 0), f"{forked} forked, then {os.strerror(err) if err else 'stopped'}"
+
+
+def test_outside_oom_score_is_its_own():
+    """Outside a session a process is not ranked, and writes its own OOM
+    score as the kernel lets it."""
+    with open("/proc/self/oom_score_adj") as f:
+        assert f.read().strip() != "1000", "a process outside every session was ranked first for the OOM killer"
+    r = D.run([sys.executable, "-c", "open('/proc/self/oom_score_adj', 'w').write('500');"
+               "print(open('/proc/self/oom_score_adj').read().strip())"])
+    assert r.returncode == 0 and r.stdout.strip() == "500", D.describe(r)
 
 
 def test_outside_mount_and_umount(tmp_path):

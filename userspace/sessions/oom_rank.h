@@ -1,0 +1,28 @@
+#pragma once
+// Session members go first when memory runs out. The OOM killer scores a
+// process by its memory plus oom_score_adj in thousandths of the machine's
+// (or the cgroup's) memory: at 1000, the most, any member with memory
+// outscores every process at 0 or below, so a test that ate the memory, or
+// spread it over many children each smaller than the service, is taken
+// before the service. Written by root, the value is also the floor the
+// process and its children may not write below without CAP_SYS_RESOURCE
+// (oom_score_adj_min); a root member's writes are refused in the kernel
+// (door `oom`). Children inherit it at fork.
+#include <sys/types.h>
+
+namespace liveguard {
+
+// The oom_score_adj every member gets.
+constexpr int kMemberOomScoreAdj = 1000;
+
+enum class OomRank {
+    Ranked,   // written now
+    Already,  // it had the value already
+    Gone,     // no such process (any more)
+};
+
+// Ranks process `pid` first for the OOM killer; throws Error with the
+// cause when /proc/<pid>/oom_score_adj cannot be read or written.
+OomRank rank_first_for_oom(pid_t pid);
+
+}  // namespace liveguard
