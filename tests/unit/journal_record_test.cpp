@@ -124,6 +124,7 @@ JournalSessionEnd full_session_end() {
     s.command = "python3 -m pytest \"tests/\" -k 'a or {b}'";
     s.refusals = 3;
     s.audited = false;
+    s.oom_killed = 2;
     s.per_hook = {{"task_kill", 2}, {"ptrace", 1}};
     s.culprits = {"python3[12346] sent SIGTERM to gw[42]\n      in test t.py::test_x[{a: \"b\"}] (call)",
                   "gdb[12400] tried to attach to gw[42] (ptrace)"};
@@ -149,6 +150,7 @@ TEST(JournalRecord, SessionEndReadsBackAsWritten) {
     EXPECT_EQ(out->command, in.command);
     EXPECT_EQ(out->refusals, in.refusals);
     EXPECT_EQ(out->audited, in.audited);
+    EXPECT_EQ(out->oom_killed, in.oom_killed);
     EXPECT_EQ(out->per_hook, in.per_hook);
     EXPECT_EQ(out->culprits, in.culprits);
     ASSERT_EQ(out->reaped.size(), in.reaped.size());
@@ -212,7 +214,7 @@ TEST(JournalRecord, SessionEndIsOneLineForPeopleAndFollowsTheFilter) {
     std::string line = write_journal_record({s});
     EXPECT_EQ(render_journal_line(line, {}, false, false).value_or(""),
               "2026-12-01T10:00:00.000Z session pytest[12345] ended (python3 -m pytest tests/): "
-              "2 refused (task_kill 2); reaped 1: 4242 sleep 1000");
+              "2 refused (task_kill 2); the OOM killer took 2 of its processes; reaped 1: 4242 sleep 1000");
     EXPECT_EQ(render_journal_line(line, {}, true, false).value_or(""), line);
 
     JournalSessionEnd quiet;
@@ -261,6 +263,31 @@ TEST(JournalRecord, EventsOfAProcessSessionMatchItsNameAndKey) {
     by_name.session = "pytest[12345]";
     e.details->session_name = "other";
     EXPECT_FALSE(render_journal_line(write_journal_record({e}), by_name, true, false));
+}
+
+TEST(SessionSummary, MembersTheOomKillerTookAreNoRefusals) {
+    JournalEvent e = full_event();
+    JournalEvent killed = e;
+    killed.verdict = "killed";
+    killed.hook = "oom";
+    killed.act = "ran out of memory, and the OOM killer took session member python3[7] (oom_score_adj 1000)";
+    SessionSummary s = summarise_session({write_journal_record({e}), write_journal_record({killed})},
+                                         e.session_cgroup_id);
+    EXPECT_EQ(s.total, 1u);
+    EXPECT_EQ(s.oom_killed, 1u);
+    EXPECT_EQ(s.per_hook, (std::map<std::string, std::size_t>{{"task_kill", 1}}));
+    ASSERT_EQ(s.culprits.size(), 2u);
+    EXPECT_NE(s.culprits[1].find("(OOM) ran out of memory"), std::string::npos) << s.culprits[1];
+    JournalSessionEnd rec = session_end_record(s, e.session_cgroup_id, "ci", 100, "pytest");
+    EXPECT_EQ(rec.oom_killed, 1u);
+    testing::internal::CaptureStderr();
+    print_session_end(rec);
+    std::string text = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(text.rfind("liveguard: session ci: the OOM killer took 1 of its processes (members go first)\n"
+                         "liveguard: session ci: 1 act refused (task_kill 1)\n",
+                         0),
+              0u)
+        << text;
 }
 
 TEST(SessionSummary, CountsEventsOnlyAndItsEndRecordPrintsAsRunWould) {

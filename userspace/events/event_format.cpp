@@ -270,6 +270,7 @@ std::string format_session_end_text(const JournalSessionEnd& s, bool colour) {
         for (const auto& [h, n] : s.per_hook) hooks += (hooks.empty() ? "" : ", ") + h + " " + std::to_string(n);
         out += count + (hooks.empty() ? "" : " (" + hooks + ")");
     }
+    if (s.oom_killed) out += "; the OOM killer took " + std::to_string(s.oom_killed) + " of its processes";
     if (!s.reaped.empty())
         out += "; reaped " + std::to_string(s.reaped.size()) + ": " + join_processes(s.reaped);
     if (!s.left_running.empty())

@@ -123,6 +123,7 @@ std::string write_session_end(const JournalSessionEnd& s) {
         .str("command", s.command)
         .unum("refusals", s.refusals)
         .boolean("audited", s.audited)
+        .unum("oom_killed", s.oom_killed)
         .raw("per_hook", per_hook.done())
         .raw("culprits", culprits.done())
         .raw("reaped", write_processes(s.reaped))
@@ -139,6 +140,7 @@ std::optional<JournalRecord> read_session_end(Members& m) {
     s.command = m.text("command");
     s.refusals = m.number<std::size_t>("refusals");
     s.audited = m.flag("audited");
+    if (m.has("oom_killed")) s.oom_killed = m.number<std::size_t>("oom_killed");
     if (m.has("per_hook")) {
         auto hooks = json::parse_object(m.text("per_hook"));
         if (!hooks) return std::nullopt;

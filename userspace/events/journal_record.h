@@ -66,6 +66,7 @@ struct JournalSessionEnd {
     std::string command;  // the root's command line
     std::size_t refusals = 0;
     bool audited = false;  // the refusals were only audited
+    std::size_t oom_killed = 0;  // members the OOM killer took
     std::map<std::string, std::size_t> per_hook;
     std::vector<std::string> culprits;
     std::vector<LeftProcess> reaped;        // killed as the session ended
@@ -80,7 +81,7 @@ struct JournalRecord {
 // they have always had; an empty optional string (signal, session name and
 // path, exe, what protects the target, test) is written as null. A loss
 // starts with "lost"; a session end with "type":"session_end", then time,
-// session_cgroup_id, name, root_pid, command, refusals, audited, per_hook
+// session_cgroup_id, name, root_pid, command, refusals, audited, oom_killed, per_hook
 // (an object: hook name to count), culprits (strings), reaped and
 // left_running (arrays of {"pid","command"}). Repeats: "type":"repeats",
 // count, until, session_name (null when none), then the event's members

@@ -167,6 +167,7 @@ void ProcessSessions::count(std::uint64_t id, const std::string& line) {
     SessionSummary one = summarise_session({line}, id);
     SessionSummary& t = it->second->tally;
     t.total += one.total;
+    t.oom_killed += one.oom_killed;
     t.audited |= one.audited;
     for (const auto& [hook, n] : one.per_hook) t.per_hook[hook] += n;
     for (auto& c : one.culprits)

@@ -15,6 +15,10 @@ SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
         // Repeats of an event count as what they are: that many refusals.
         if (const auto* r = record ? std::get_if<JournalRepeats>(&record->body) : nullptr) {
             if (r->of.session_cgroup_id != session_cgroup_id) continue;
+            if (r->of.verdict == "killed") {
+                s.oom_killed += r->count;
+                continue;
+            }
             s.total += r->count;
             s.audited |= r->of.verdict == "audited";
             s.per_hook[r->of.hook] += r->count;
@@ -22,12 +26,17 @@ SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
         }
         const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
         if (!e || e->session_cgroup_id != session_cgroup_id) continue;
-        ++s.total;
-        s.audited |= e->verdict == "audited";
-        ++s.per_hook[e->hook];
+        bool killed = e->verdict == "killed";
+        if (killed) {
+            ++s.oom_killed;
+        } else {
+            ++s.total;
+            s.audited |= e->verdict == "audited";
+            ++s.per_hook[e->hook];
+        }
         if (s.culprits.size() < 5) {
             std::string test = e->details ? e->details->test : "";
-            s.culprits.push_back(e->comm + "[" + std::to_string(e->pid) + "] " + e->act +
+            s.culprits.push_back(e->comm + "[" + std::to_string(e->pid) + "] " + (killed ? "(OOM) " : "") + e->act +
                                  (test.empty() ? "" : "\n      in test " + test));
         }
     }
@@ -35,8 +44,13 @@ SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
 }
 
 void print_session_summary(const SessionSummary& s, const std::string& label) {
+    if (s.oom_killed)
+        std::fprintf(stderr, "liveguard: session %s: the OOM killer took %zu of its processes (members go first)\n",
+                     label.c_str(), s.oom_killed);
     if (s.total == 0) {
-        std::fprintf(stderr, "liveguard: session %s: nothing was refused\n", label.c_str());
+        if (!s.oom_killed) std::fprintf(stderr, "liveguard: session %s: nothing was refused\n", label.c_str());
+        else
+            for (const auto& c : s.culprits) std::fprintf(stderr, "  - %s\n", c.c_str());
         return;
     }
     std::string hooks;
@@ -47,9 +61,9 @@ void print_session_summary(const SessionSummary& s, const std::string& label) {
                            : (s.total == 1 ? "act refused" : "acts refused"),
                  hooks.c_str());
     for (const auto& c : s.culprits) std::fprintf(stderr, "  - %s\n", c.c_str());
-    if (s.total > s.culprits.size())
+    if (s.total + s.oom_killed > s.culprits.size())
         std::fprintf(stderr, "  ... and %zu more: liveguard-bpf events --since 1h --session %s\n",
-                     s.total - s.culprits.size(), label.c_str());
+                     s.total + s.oom_killed - s.culprits.size(), label.c_str());
 }
 
 JournalSessionEnd session_end_record(const SessionSummary& s, std::uint64_t id, const std::string& name,
@@ -61,6 +75,7 @@ JournalSessionEnd session_end_record(const SessionSummary& s, std::uint64_t id, 
     end.root_pid = root_pid;
     end.command = command;
     end.refusals = s.total;
+    end.oom_killed = s.oom_killed;
     end.audited = s.audited;
     end.per_hook = s.per_hook;
     end.culprits = s.culprits;
@@ -70,6 +85,7 @@ JournalSessionEnd session_end_record(const SessionSummary& s, std::uint64_t id, 
 void print_session_end(const JournalSessionEnd& end) {
     SessionSummary s;
     s.total = end.refusals;
+    s.oom_killed = end.oom_killed;
     s.audited = end.audited;
     s.per_hook = end.per_hook;
     s.culprits = end.culprits;

@@ -14,7 +14,10 @@ namespace liveguard {
 
 // A count per door and the first culprits.
 struct SessionSummary {
-    std::size_t total = 0;
+    std::size_t total = 0;  // refusals (or audited acts)
+    // Members the OOM killer took (verdict "killed"): no refusal, but
+    // listed among the culprits and said apart.
+    std::size_t oom_killed = 0;
     bool audited = false;
     std::map<std::string, std::size_t> per_hook;
     std::vector<std::string> culprits;

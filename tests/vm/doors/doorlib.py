@@ -167,11 +167,12 @@ def in_session() -> bool:
 
 
 def session_cgroup() -> Optional[str]:
-    """The session cgroup (`liveguard-bpf run` creates <mount>/liveguard/run-<pid>)."""
+    """The session cgroup (`liveguard-bpf run` creates <parent>/run-<pid>,
+    here under the OOM arena)."""
     cg = cgroup_of()
     if not cg:
         return None
-    m = re.match(r"(.*/liveguard/run-\d+)", cg)
+    m = re.match(r"(.*/run-\d+(?:-\d+)?)(?:/|$)", cg)
     return m.group(1) if m else None
 
 
