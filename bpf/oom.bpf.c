@@ -17,6 +17,10 @@ int BPF_PROG(lg_oom_victim, struct task_struct *victim)
 	__u32 kind = LG_OOM_MEMBER_KILLED;
 	__u64 session;
 
+	/* Set below, at the process's first mark: a thread of a victim that
+	 * allocates while it dies is marked again, and told once. */
+	if (victim->signal->oom_mm)
+		return 0;
 	if (target_protected(victim)) {
 		kind = LG_OOM_PROTECTED_KILLED;
 		session = member_session();
@@ -36,8 +40,8 @@ int BPF_PROG(lg_oom_victim, struct task_struct *victim)
 	e->target_tid = victim->pid;
 	e->signal = 9; /* SIGKILL, sent by the OOM killer with no kill check */
 	e->detail = kind;
-	/* Why it was chosen: its oom_score_adj (signed, as the kernel keeps it). */
-	e->object_id = (__u64)(__s64)victim->signal->oom_score_adj;
+	/* Why it was chosen: its oom_score_adj, plus 1000 (0 to 2000). */
+	e->object_id = (__u64)(victim->signal->oom_score_adj + 1000);
 	BPF_CORE_READ_STR_INTO(&e->target_comm, leader, comm);
 	bpf_ringbuf_submit(e, 0);
 	return 0;

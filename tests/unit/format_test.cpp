@@ -139,12 +139,12 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
                                "killer's first choice)");
     e.detail = LG_OOM_MEMBER_KILLED;
     e.target_tid = 42;
-    e.object_id = 1000;
+    e.object_id = 2000;
     std::strcpy(e.target_comm, "python3");
     EXPECT_EQ(describe_act(e),
               "ran out of memory, and the OOM killer took session member python3[42] (oom_score_adj 1000)");
     e.detail = LG_OOM_PROTECTED_KILLED;
-    e.object_id = static_cast<std::uint64_t>(std::int64_t{-1});
+    e.object_id = 999;
     EXPECT_EQ(describe_act(e),
               "ran out of memory, and the OOM killer took protected process python3[42] (oom_score_adj -1)");
     e.verdict = LG_VERDICT_KILLED;

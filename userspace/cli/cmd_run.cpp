@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "base/cgroup.h"
+#include "base/error.h"
 #include "cli/commands.h"
 #include "policy/policy.h"
 
@@ -12,6 +14,14 @@ namespace liveguard {
 
 int run_command(const RunOptions& o) {
     RunOptions opts = o;
+    if (opts.parent) {
+        // Checked before anything is made: a directory created outside the
+        // hierarchy would be left behind when tagging it fails.
+        std::string mount = cgroup2_mount();
+        if (opts.parent->rfind(mount + "/", 0) != 0)
+            throw Error("--parent " + *opts.parent + ": not a directory of the cgroup v2 hierarchy at " + mount,
+                        "name one below it, e.g. " + mount + "/tests (created when missing)");
+    }
     if (!opts.parent && ::geteuid() == 0 && ::access(kDefaultPolicyPath, F_OK) == 0) {
         try {
             opts.parent = load_policy(kDefaultPolicyPath).session_parent;

@@ -174,7 +174,7 @@ std::string describe_act(const lg_event& e) {
             if (kind == LG_OOM_SCORE_WRITE)
                 return "opened /proc/" + std::to_string(e.target_pid) + "/" + name + written +
                        " (session members stay the OOM killer's first choice)";
-            std::string adj = std::to_string(static_cast<std::int64_t>(e.object_id));
+            std::string adj = std::to_string(static_cast<std::int64_t>(e.object_id) - 1000);
             std::string victim = target_string(e);
             if (kind == LG_OOM_PROTECTED_KILLED)
                 return "ran out of memory, and the OOM killer took protected process " + victim +

@@ -116,7 +116,9 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
     if (attach != Attach::AuditOnly) {
         // Judged by the function of the chosen form: a kernel built without
         // CONFIG_BPF_LSM has security_inode_set_acl but no bpf_lsm_ one.
-        present = kernel_functions_among(newer_hook_functions(skel->obj, attach));
+        std::vector<std::string> wanted = newer_hook_functions(skel->obj, attach);
+        for (const auto& f : fentry_functions(skel->obj)) wanted.push_back(f);
+        present = kernel_functions_among(wanted);
         unresolved = unresolved_hooks(skel->obj, attach);
     }
     // A kernel older than the hook is no gap: an older hook sees the act.
@@ -129,8 +131,14 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         // A hook's twin runs in the fmod_ret form only (bpf/lib/twins.h).
         bool runs = program_runs_in(prog, mode) && (attach == Attach::FmodRet || !is_twin(prog));
         std::string hook(lsm_hook_of(prog));
+        std::string fentry(fentry_function_of(prog));
         if (runs && !hook.empty() && absent_newer(hook)) {
             runs = false;
+        } else if (runs && !fentry.empty() && !present.count(fentry)) {
+            // A kernel function the program attaches to directly (not a
+            // hook) may be missing or inlined in some build: left out.
+            runs = false;
+            uncovered.push_back(fentry + ": not a traceable function of this kernel");
         } else if (runs && unresolved.count(hook)) {
             // Left out rather than failing the whole load.
             runs = false;

@@ -46,6 +46,21 @@ bool is_twin(const struct bpf_program* prog) {
            name.substr(name.size() - suffix.size()) == suffix;
 }
 
+std::string_view fentry_function_of(const struct bpf_program* prog) {
+    std::string_view section = bpf_program__section_name(prog);
+    return starts_with(section, "fentry/") ? section.substr(7) : std::string_view();
+}
+
+std::vector<std::string> fentry_functions(struct bpf_object* obj) {
+    std::vector<std::string> out;
+    struct bpf_program* prog;
+    bpf_object__for_each_program(prog, obj) {
+        std::string_view f = fentry_function_of(prog);
+        if (!f.empty()) out.emplace_back(f);
+    }
+    return out;
+}
+
 std::string_view lsm_hook_of(const struct bpf_program* prog) {
     std::string_view section = bpf_program__section_name(prog);
     return starts_with(section, "lsm/") ? section.substr(4) : std::string_view();

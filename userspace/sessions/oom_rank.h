@@ -21,8 +21,11 @@ enum class OomRank {
     Gone,     // no such process (any more)
 };
 
-// Ranks process `pid` first for the OOM killer; throws Error with the
+// Ranks process `pid` (0: the calling process) first for the OOM killer.
+// With `pidfd`, the process it names: a number reused by another process
+// between the caller's check and this write is not written (Gone), since
+// root's write would also set that process's floor. Throws Error with the
 // cause when /proc/<pid>/oom_score_adj cannot be read or written.
-OomRank rank_first_for_oom(pid_t pid);
+OomRank rank_first_for_oom(pid_t pid, int pidfd = -1);
 
 }  // namespace liveguard

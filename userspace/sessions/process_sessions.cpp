@@ -39,6 +39,7 @@ constexpr auto kReapPause = std::chrono::milliseconds(10);
 // found: a member forked by one not yet ranked inherits the old value and
 // is found next round. Ranked ones fork ranked children.
 constexpr int kRankRounds = 20;
+constexpr auto kRankPause = std::chrono::milliseconds(20);
 
 UniqueFd open_pidfd(pid_t pid) {
     return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
@@ -218,19 +219,27 @@ void ProcessSessions::adopt(std::uint64_t id, pid_t root, const std::string& nam
 }
 
 void ProcessSessions::rank_members(const Tracked& t) {
-    try {
-        for (int round = 0; round < kRankRounds; ++round) {
-            std::size_t ranked = 0;
-            for (const auto& m : find_members(maps_.members.get(), maps_.protected_tasks.get(), t.id).members)
-                if (!m.is_protected && rank_first_for_oom(m.process.pid) == OomRank::Ranked) ++ranked;
-            if (ranked == 0) return;
+    // A child is listed in /proc, with its parent's old score, a moment
+    // before the kernel marks it a member: a round that ranks nothing is
+    // trusted only after a pause and one more.
+    bool clean_once = false;
+    for (int round = 0; round < kRankRounds; ++round) {
+        std::size_t ranked = 0;
+        for (const auto& m : find_members(maps_.members.get(), maps_.protected_tasks.get(), t.id).members) {
+            if (m.is_protected) continue;
+            try {
+                if (rank_first_for_oom(m.process.pid, m.pidfd.get()) == OomRank::Ranked) ++ranked;
+            } catch (const std::exception& e) {
+                watcher_log("warning: session " + t.name + ": cannot rank process " +
+                            std::to_string(m.process.pid) + " first for the OOM killer: " + e.what());
+            }
         }
-        watcher_log("warning: session " + t.name + ": members still forked unranked ones after " +
-                    std::to_string(kRankRounds) + " rounds of ranking them first for the OOM killer");
-    } catch (const std::exception& e) {
-        watcher_log("warning: session " + t.name + ": cannot rank its members first for the OOM killer: " +
-                    e.what());
+        if (ranked == 0 && clean_once) return;
+        clean_once = ranked == 0;
+        if (clean_once) std::this_thread::sleep_for(kRankPause);
     }
+    watcher_log("warning: session " + t.name + ": members still forked unranked ones after " +
+                std::to_string(kRankRounds) + " rounds of ranking them first for the OOM killer");
 }
 
 void ProcessSessions::discover() {

@@ -210,7 +210,7 @@ int run_session(const RunOptions& opts) {
         // its own score (door oom). Root's write is also the floor CMD
         // cannot go below once it runs as --user.
         try {
-            rank_first_for_oom(::getpid());
+            rank_first_for_oom(0);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "liveguard: warning: %s; the session is not the OOM killer's first choice\n",
                          e.what());
@@ -253,7 +253,7 @@ int run_session(const RunOptions& opts) {
         // Another consumer (the watcher, an `events`) journals how often a
         // refusal repeated once its second is over, at its next wake-up
         // (every 200 ms at the latest): wait for that second and that.
-        if (s.total > 0) {
+        if (s.total + s.oom_killed > 0) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1500));
             for (auto& l : journal.read_new()) lines.push_back(std::move(l));
             s = summarise_session(lines, session.id());

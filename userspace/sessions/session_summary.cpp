@@ -4,8 +4,18 @@
 #include <cstdio>
 
 #include "base/clock.h"
+#include "liveguard/abi.h"
 
 namespace liveguard {
+
+namespace {
+// A member the OOM killer took is no refusal; a protected process it took
+// is what the guard exists to prevent, counted as one (and failing
+// --fail-on-violation).
+bool member_taken(const JournalEvent& e) {
+    return e.verdict == "killed" && (e.detail & LG_OOM_KIND_MASK) != LG_OOM_PROTECTED_KILLED;
+}
+}  // namespace
 
 SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
                                  std::uint64_t session_cgroup_id) {
@@ -15,7 +25,7 @@ SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
         // Repeats of an event count as what they are: that many refusals.
         if (const auto* r = record ? std::get_if<JournalRepeats>(&record->body) : nullptr) {
             if (r->of.session_cgroup_id != session_cgroup_id) continue;
-            if (r->of.verdict == "killed") {
+            if (member_taken(r->of)) {
                 s.oom_killed += r->count;
                 continue;
             }
@@ -26,7 +36,7 @@ SessionSummary summarise_session(const std::vector<std::string>& journal_lines,
         }
         const auto* e = record ? std::get_if<JournalEvent>(&record->body) : nullptr;
         if (!e || e->session_cgroup_id != session_cgroup_id) continue;
-        bool killed = e->verdict == "killed";
+        bool killed = member_taken(*e);
         if (killed) {
             ++s.oom_killed;
         } else {

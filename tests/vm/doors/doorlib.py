@@ -167,8 +167,9 @@ def in_session() -> bool:
 
 
 def session_cgroup() -> Optional[str]:
-    """The session cgroup (`liveguard-bpf run` creates <parent>/run-<pid>,
-    here under the OOM arena)."""
+    """The session cgroup (`liveguard-bpf run` creates <parent>/run-<pid>:
+    the OOM arena in the in-session run, <mount>/liveguard in the control
+    run)."""
     cg = cgroup_of()
     if not cg:
         return None

@@ -1475,8 +1475,8 @@ def test_fork_storm_stops_at_session_limit(gateway):
 # =============================================================================
 # oom: members are the OOM killer's first choice (oom_score_adj 1000, set
 # by `run` before the session's command runs, by the watcher for automatic
-# sessions); no member writes an OOM score. The in-session runs live in the
-# doors' OOM arena, whose memory limit they share with a protected service
+# sessions); no member writes an OOM score. The in-session run lives in the
+# doors' OOM arena, whose memory limit it shares with a protected service
 # that holds much of it (tests/vm/doors/run).
 # =============================================================================
 
