@@ -83,6 +83,12 @@ int BPF_PROG(floor_execveat)
 	return 0;
 }
 
+SEC("fentry/mark_oom_victim")
+int BPF_PROG(floor_oom_victim)
+{
+	return 0;
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(floor_bprm_check_security)
 {
