@@ -8,6 +8,8 @@
 #include "arch/x86_64.h"
 #include "lib/hook.h"
 #include "lib/gate.h"
+#include "lib/syscall.h"
+#include "lib/user_counts.h"
 
 /* Every permission event fanotify has had (FAN_OPEN_PERM, FAN_ACCESS_PERM,
  * FAN_OPEN_EXEC_PERM, FAN_PRE_ACCESS). */
@@ -29,13 +31,20 @@ LG_HOOK(perf_event_alloc, lg_perf_event_alloc, struct perf_event *, event)
 	return member_act_on_object(LG_HOOK_PERF_EVENT, 0, 0, 0, 0);
 }
 
+/* Every inotify watch and fanotify mark is asked for here: a permission
+ * mark is refused, and any other one a member would take from its user's
+ * reserve (lib/user_counts.h). */
 LG_HOOK(path_notify, lg_path_notify, const struct path *, path, __u64, mask, unsigned int, obj_type)
 {
-	if (ret || !(mask & LG_FAN_PERM_EVENTS))
+	if (ret)
 		return ret;
-	if (!member_session())
+	__u64 session = member_session();
+
+	if (!session)
 		return 0;
-	return member_act_on_object(LG_HOOK_FANOTIFY, BPF_CORE_READ(path, dentry), 0, obj_type, 0);
+	if (mask & LG_FAN_PERM_EVENTS)
+		return refuse_object_act(session, LG_HOOK_FANOTIFY, BPF_CORE_READ(path, dentry), 0, obj_type, 0);
+	return refuse_from_reserve(session);
 }
 
 /* Capabilities that act on the whole machine whoever holds them, checked
@@ -57,17 +66,6 @@ LG_HOOK(path_notify, lg_path_notify, const struct path *, path, __u64, mask, uns
  * the namespace the member is in or the call it makes. */
 #define LG_SOMETIMES_MACHINE_CAPS \
 	((1ULL << LG_CAP_NET_ADMIN) | (1ULL << LG_CAP_SYS_ADMIN) | (1ULL << LG_CAP_PERFMON))
-
-/* The system call the current task is in, the x32 bit masked off, and
- * whether it came through the ia32 entry. */
-static __always_inline __u64 current_syscall(bool *compat)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-	*compat = LG_SYSCALL_COMPAT(task);
-	return LG_SYSCALL_NR(regs) & ~LG_X32_SYSCALL_BIT;
-}
 
 /* The door of a CAP_SYS_ADMIN or CAP_PERFMON check, by the call being
  * made: the host and domain names of the machine's UTS namespace, swap,

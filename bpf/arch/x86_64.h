@@ -42,4 +42,17 @@
 #define LG_NR_PROCESS_MADVISE 440
 #define LG_IA32_SYSCALL_ARG2(regs) ((regs)->cx)
 
+/* The calls that make what the kernel counts per user (inotify and
+ * fanotify), told apart in the hooks that see them by number. */
+#define LG_NR_INOTIFY_INIT 253
+#define LG_NR_INOTIFY_ADD_WATCH 254
+#define LG_NR_INOTIFY_INIT1 294
+#define LG_NR_FANOTIFY_INIT 300
+#define LG_NR_FANOTIFY_MARK 301
+#define LG_NR_IA32_INOTIFY_INIT 291
+#define LG_NR_IA32_INOTIFY_ADD_WATCH 292
+#define LG_NR_IA32_INOTIFY_INIT1 332
+#define LG_NR_IA32_FANOTIFY_INIT 338
+#define LG_NR_IA32_FANOTIFY_MARK 339
+
 #endif

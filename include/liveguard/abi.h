@@ -90,7 +90,8 @@
 	X(TERMINAL, 28, "terminal", "a terminal a protected process runs in: input (TIOCSTI), settings, foreground group, hangup") \
 	X(PORT, 29, "port", "a TCP or UDP port a protected service listens on, bound by a member") \
 	X(TASKS, 30, "tasks", "a process or thread beyond the session's task limit ([sessions] max_tasks)") \
-	X(OOM, 31, "oom", "the OOM killer's order: an oom_score_adj written by a member, or a member it took")
+	X(OOM, 31, "oom", "the OOM killer's order: an oom_score_adj written by a member, or a member it took") \
+	X(USER_COUNTS, 32, "user_counts", "the last eighth of the user's inotify instances or watches, fanotify groups or marks")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -399,6 +400,15 @@ enum lg_oom_detail {
 	LG_OOM_PROTECTED_KILLED = 3 << 9, /* the OOM killer took a protected process */
 };
 #define LG_OOM_KIND_MASK (3u << 9)
+
+/* lg_event.detail of a LG_HOOK_USER_COUNTS refusal: which of the user's
+ * counts it would have taken into the reserve. object_id is the limit. */
+enum lg_user_count_detail {
+	LG_USER_COUNT_INOTIFY_INSTANCES = 1, /* fs.inotify.max_user_instances */
+	LG_USER_COUNT_INOTIFY_WATCHES = 2,   /* fs.inotify.max_user_watches */
+	LG_USER_COUNT_FANOTIFY_GROUPS = 3,   /* fs.fanotify.max_user_groups */
+	LG_USER_COUNT_FANOTIFY_MARKS = 4,    /* fs.fanotify.max_user_marks */
+};
 
 /* Value of the sessions hash map, keyed by cgroup v2 id, or by a process
  * session's key (LG_SESSION_PROCESS_BIT). */

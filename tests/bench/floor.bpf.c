@@ -89,6 +89,12 @@ int BPF_PROG(floor_oom_victim)
 	return 0;
 }
 
+SEC("fmod_ret/security_file_alloc")
+int BPF_PROG(floor_file_alloc)
+{
+	return 0;
+}
+
 SEC("lsm/bprm_check_security")
 int BPF_PROG(floor_bprm_check_security)
 {

@@ -131,6 +131,15 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     EXPECT_EQ(describe_act(e), "forked past the session's limit of 4096 tasks ([sessions] max_tasks)");
     e.detail = LG_TASKS_MAP_FULL;
     EXPECT_NE(describe_act(e).find("table of session task counts is full"), std::string::npos);
+    e.hook = LG_HOOK_USER_COUNTS;
+    e.detail = LG_USER_COUNT_INOTIFY_INSTANCES;
+    e.object_id = 128;
+    EXPECT_EQ(describe_act(e),
+              "made an inotify instance from the last eighth of its user's fs.inotify.max_user_instances (128), "
+              "kept for processes outside sessions");
+    e.detail = LG_USER_COUNT_FANOTIFY_MARKS;
+    EXPECT_NE(describe_act(e).find("a fanotify mark from the last eighth of its user's fs.fanotify.max_user_marks"),
+              std::string::npos);
     e.hook = LG_HOOK_OOM;
     e.detail = LG_OOM_SCORE_WRITE;
     e.target_pid = 42;

@@ -99,6 +99,8 @@ TEST(Policy, AllowOpensTheNamedMachineDoorsToSessions) {
     auto p = parse_policy("[sessions]\nallow = [\"clock\", \"module\"]\n", "p.toml");
     EXPECT_EQ(p.allowed_doors, (std::uint64_t{1} << LG_HOOK_CLOCK) | (std::uint64_t{1} << LG_HOOK_MODULE));
     EXPECT_EQ(parse_policy("[sessions]\nallow = [\"oom\"]\n", "p.toml").allowed_doors, std::uint64_t{1} << LG_HOOK_OOM);
+    EXPECT_EQ(parse_policy("[sessions]\nallow = [\"user_counts\"]\n", "p.toml").allowed_doors,
+              std::uint64_t{1} << LG_HOOK_USER_COUNTS);
     EXPECT_EQ(parse_policy("[[protect]]\npid = 1\n", "p.toml").allowed_doors, 0u);
     EXPECT_EQ(parse_policy("[sessions]\nallow = []\n", "p.toml").allowed_doors, 0u);
 }
@@ -176,7 +178,7 @@ TEST(Policy, ErrorsNameFileAndLine) {
         {"[sessions]\nallow = \"clock\"\n", "p.toml:2: `allow` must be an array of door names"},
         {"[sessions]\nallow = [\"task_kill\"]\n",
          "p.toml:2: `allow`: \"task_kill\" is no door a policy may open (these may: reboot, module, clock, "
-         "raw_io, power, securityfs, network, hostname, swap, oom)"},
+         "raw_io, power, securityfs, network, hostname, swap, oom, user_counts)"},
         {"[sessions]\nallow = [\"clocks\"]\n", "p.toml:2: `allow`: \"clocks\" is no door"},
         {"[sessions]\nallow = [3]\n", "p.toml:2: `allow`: this entry is no door"},
         {"[[protect]\n", "p.toml:1: "},

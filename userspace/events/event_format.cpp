@@ -169,6 +169,18 @@ std::string describe_act(const lg_event& e) {
             return e.detail == LG_TASKS_MAP_FULL
                        ? std::string("forked, but the kernel's table of session task counts is full")
                        : "forked past the session's limit of " + obj + " tasks ([sessions] max_tasks)";
+        case LG_HOOK_USER_COUNTS: {
+            const char* what = "a count";
+            const char* limit = "";
+            switch (e.detail) {
+                case LG_USER_COUNT_INOTIFY_INSTANCES: what = "an inotify instance"; limit = "fs.inotify.max_user_instances"; break;
+                case LG_USER_COUNT_INOTIFY_WATCHES: what = "an inotify watch"; limit = "fs.inotify.max_user_watches"; break;
+                case LG_USER_COUNT_FANOTIFY_GROUPS: what = "a fanotify group"; limit = "fs.fanotify.max_user_groups"; break;
+                case LG_USER_COUNT_FANOTIFY_MARKS: what = "a fanotify mark"; limit = "fs.fanotify.max_user_marks"; break;
+            }
+            return std::string("made ") + what + " from the last eighth of its user's " + limit + " (" + obj +
+                   "), kept for processes outside sessions";
+        }
         case LG_HOOK_OOM: {
             std::uint32_t kind = e.detail & LG_OOM_KIND_MASK;
             if (kind == LG_OOM_SCORE_WRITE)

@@ -33,7 +33,8 @@ bool allowable(std::uint32_t hook) {
         case LG_HOOK_NETWORK:
         case LG_HOOK_HOSTNAME:
         case LG_HOOK_SWAP:
-        case LG_HOOK_OOM: return true;
+        case LG_HOOK_OOM:
+        case LG_HOOK_USER_COUNTS: return true;
         default: return false;
     }
 }

@@ -117,7 +117,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         // Judged by the function of the chosen form: a kernel built without
         // CONFIG_BPF_LSM has security_inode_set_acl but no bpf_lsm_ one.
         std::vector<std::string> wanted = newer_hook_functions(skel->obj, attach);
-        for (const auto& f : fentry_functions(skel->obj)) wanted.push_back(f);
+        for (const auto& f : traced_functions(skel->obj)) wanted.push_back(f);
         present = kernel_functions_among(wanted);
         unresolved = unresolved_hooks(skel->obj, attach);
     }
@@ -131,7 +131,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         // A hook's twin runs in the fmod_ret form only (bpf/lib/twins.h).
         bool runs = program_runs_in(prog, mode) && (attach == Attach::FmodRet || !is_twin(prog));
         std::string hook(lsm_hook_of(prog));
-        std::string fentry(fentry_function_of(prog));
+        std::string fentry(traced_function_of(prog));
         if (runs && !hook.empty() && absent_newer(hook)) {
             runs = false;
         } else if (runs && !fentry.empty() && !present.count(fentry)) {

@@ -31,7 +31,7 @@ bool program_runs_in(const struct bpf_program* prog, Mode mode) {
     std::string_view name = bpf_program__name(prog);
     std::string_view section = bpf_program__section_name(prog);
     if (starts_with(name, "lg_audit_")) return mode == Mode::AuditOnly;
-    if (starts_with(section, "lsm/") || starts_with(section, "fentry/")) return mode == Mode::Enforce;
+    if (starts_with(section, "lsm/") || !traced_function_of(prog).empty()) return mode == Mode::Enforce;
     return true;
 }
 
@@ -46,16 +46,18 @@ bool is_twin(const struct bpf_program* prog) {
            name.substr(name.size() - suffix.size()) == suffix;
 }
 
-std::string_view fentry_function_of(const struct bpf_program* prog) {
+std::string_view traced_function_of(const struct bpf_program* prog) {
     std::string_view section = bpf_program__section_name(prog);
-    return starts_with(section, "fentry/") ? section.substr(7) : std::string_view();
+    for (std::string_view prefix : {"fentry/", "fmod_ret/"})
+        if (starts_with(section, prefix)) return section.substr(prefix.size());
+    return {};
 }
 
-std::vector<std::string> fentry_functions(struct bpf_object* obj) {
+std::vector<std::string> traced_functions(struct bpf_object* obj) {
     std::vector<std::string> out;
     struct bpf_program* prog;
     bpf_object__for_each_program(prog, obj) {
-        std::string_view f = fentry_function_of(prog);
+        std::string_view f = traced_function_of(prog);
         if (!f.empty()) out.emplace_back(f);
     }
     return out;

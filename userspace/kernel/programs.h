@@ -43,10 +43,11 @@ bool hook_newer_than_its_cover(std::string_view hook);
 bool is_twin(const struct bpf_program* prog);
 // The hook of an lsm/ program ("task_kill"); empty for any other program.
 std::string_view lsm_hook_of(const struct bpf_program* prog);
-// The kernel function of a fentry program (its section's "fentry/<name>"),
-// or empty; and every such function of the object.
-std::string_view fentry_function_of(const struct bpf_program* prog);
-std::vector<std::string> fentry_functions(struct bpf_object* obj);
+// The kernel function a fentry or fmod_ret program attaches to directly
+// (its section's "fentry/<name>", "fmod_ret/<name>"), or empty; and every
+// such function of the object.
+std::string_view traced_function_of(const struct bpf_program* prog);
+std::vector<std::string> traced_functions(struct bpf_object* obj);
 // The functions the object's programs on such newer hooks attach to in
 // `attach` form (bpf_lsm_* or security_*).
 std::vector<std::string> newer_hook_functions(struct bpf_object* obj, Attach attach);

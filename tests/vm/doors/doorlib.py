@@ -63,6 +63,7 @@ DOORS = {
     "port": ["lg_socket_bind"],
     "tasks": ["lg_task_alloc"],
     "oom": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_oom_victim"],
+    "user_counts": ["lg_file_alloc", "lg_path_notify"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -922,6 +923,138 @@ def fork_storm(n=STORM_TASKS):
         for pid in children:
             os.waitpid(pid, 0)
     return len(children), err
+
+
+# The user's counts the user_counts door keeps a reserve of: the sysctl
+# that limits each, and the errno the kernel gives at that limit. The
+# "32-bit" kinds make them through the ia32 system calls.
+USER_COUNTS = {
+    "inotify_instances": ("fs/inotify/max_user_instances", errno.EMFILE),
+    "inotify_watches": ("fs/inotify/max_user_watches", errno.ENOSPC),
+    "fanotify_groups": ("fs/fanotify/max_user_groups", errno.EMFILE),
+    "fanotify_marks": ("fs/fanotify/max_user_marks", errno.ENOSPC),
+    "inotify_instances 32-bit": ("fs/inotify/max_user_instances", errno.EMFILE),
+    "inotify_watches 32-bit": ("fs/inotify/max_user_watches", errno.ENOSPC),
+    "fanotify_groups 32-bit": ("fs/fanotify/max_user_groups", errno.EMFILE),
+}
+NOBODY = 65534
+IA32_INOTIFY_INIT1 = 332
+IA32_INOTIFY_ADD_WATCH = 292
+IA32_FANOTIFY_INIT = 338
+
+
+def user_count_limit(kind):
+    with open("/proc/sys/" + USER_COUNTS[kind][0]) as f:
+        return int(f.read())
+
+
+def _take_user_count(kind, out):
+    """In a child: takes `kind` until a call fails; writes "count errno"."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+    in_attrib, fan_mark_add, fan_modify, at_fdcwd = 0x4, 0x1, 0x2, -100
+    # Without root, fanotify reports file handles only (FAN_REPORT_FID).
+    fan_flags = 0 if os.geteuid() == 0 else 0x200
+    compat = kind.endswith(" 32-bit")
+
+    def native(ret):
+        if ret < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        return ret
+
+    if compat:
+        import mmap
+        # A path an ia32 call can point at: below 4 GiB (MAP_32BIT).
+        low = mmap.mmap(-1, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40)
+        low_addr = ctypes.addressof(ctypes.c_char.from_buffer(low))
+
+        def low_path(p):
+            low.seek(0)
+            low.write(p[:mmap.PAGESIZE - 1] + b"\0")
+            return low_addr
+        new_instance = lambda: syscall32(IA32_INOTIFY_INIT1, 0)
+        new_group = lambda: syscall32(IA32_FANOTIFY_INIT, fan_flags, os.O_RDONLY)
+        add_watch = lambda fd, p: syscall32(IA32_INOTIFY_ADD_WATCH, fd, low_path(p), in_attrib)
+    else:
+        new_instance = lambda: native(libc.inotify_init1(0))
+        new_group = lambda: native(libc.fanotify_init(fan_flags, os.O_RDONLY))
+        add_watch = lambda fd, p: native(libc.inotify_add_watch(fd, p, in_attrib))
+    add_mark = lambda fd, p: native(libc.fanotify_mark(fd, fan_mark_add, fan_modify, at_fdcwd, p))
+
+    def inodes():
+        # Files made for this on a tmpfs (quick to watch), then /usr.
+        for top in (CFG.get("inodes_dir"), "/usr"):
+            for parent, dirs, files in os.walk(top) if top else ():
+                for name in dirs + files:
+                    yield os.path.join(parent, name).encode()
+
+    count, err = 0, 0
+    try:
+        if kind.startswith("inotify_instances") or kind.startswith("fanotify_groups"):
+            make = new_instance if kind.startswith("inotify") else new_group
+            while True:
+                make()
+                count += 1
+        watching = kind.startswith("inotify")
+        fd = new_instance() if watching else new_group()
+        add = add_watch if watching else add_mark
+        for path in inodes():
+            try:
+                add(fd, path)
+                count += 1
+            except OSError as e:
+                if e.errno not in (errno.EACCES, errno.ENOENT, errno.ELOOP, errno.EPERM, errno.EXDEV,
+                                   errno.ENODEV, errno.ENAMETOOLONG):
+                    raise
+    except OSError as e:
+        err = e.errno
+    os.write(out, f"{count} {err}".encode())
+
+
+def take_user_count(kind, uid=0):
+    """A child running as `uid` takes `kind` (USER_COUNTS) until the kernel
+    refuses one more, and holds what it took. Returns (count, errno,
+    release); release() ends the child, which frees them."""
+    res_r, res_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.close(res_r)
+            os.close(hold_w)
+            if uid:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            _take_user_count(kind, res_w)
+            os.read(hold_r, 1)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(res_w)
+    os.close(hold_r)
+    got = os.read(res_r, 64).decode().split()
+    os.close(res_r)
+
+    def release():
+        os.close(hold_w)
+        os.waitpid(pid, 0)
+    if len(got) != 2:
+        release()
+        raise AssertionError(f"the {kind} child (uid {uid}) reported nothing")
+    return int(got[0]), int(got[1]), release
+
+
+def ask_watching_service(timeout=10.0):
+    """What the protected watching service says when asked to make a new
+    inotify instance and watch, fanotify group and mark: "ok", or the call
+    that failed."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(CFG["watching_socket"])
+        return s.recv(256).decode()
 
 
 def memory_hogs(n, mb, timeout=120.0):

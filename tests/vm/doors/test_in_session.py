@@ -1473,6 +1473,31 @@ def test_fork_storm_stops_at_session_limit(gateway):
 
 
 # =============================================================================
+# user_counts: what the kernel counts per user (inotify instances and
+# watches, fanotify groups and marks) keeps a reserve a member cannot take:
+# the protected watching service, running as the same user (root), can
+# still make new ones while a member holds all it was allowed.
+# =============================================================================
+
+@door["user_counts"]
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.every_lane) if "32-bit" in k else k
+                                  for k in D.USER_COUNTS])
+def test_user_count_keeps_a_reserve_for_the_service(kind):
+    limit = D.user_count_limit(kind)
+    count, err, release = D.take_user_count(kind)
+    try:
+        reply = D.ask_watching_service()
+    finally:
+        release()
+    assert err == D.USER_COUNTS[kind][1], (
+        f"the member took {count} {kind} of {limit}, then {os.strerror(err) if err else 'ran out of inodes'}")
+    assert reply == "ok", (
+        f"a member took {count} {kind} (limit {limit}); then the protected service, "
+        f"as the same user, could not make its own: {reply}")
+    os.kill(int(open(CFG["watching_service"]).read().split()[0]), 0)
+
+
+# =============================================================================
 # oom: members are the OOM killer's first choice (oom_score_adj 1000, set
 # by `run` before the session's command runs, by the watcher for automatic
 # sessions); no member writes an OOM score. The in-session run lives in the

@@ -380,3 +380,16 @@ def test_outside_process_madvise_protected_process():
         time.sleep(0.2)
         assert D.process_madvise_pageout(p.pid) == 0
         assert p.poll() is None
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in D.USER_COUNTS if "marks" not in k))
+def test_outside_user_count_reserve_is_for_outsiders(kind):
+    """Outside a session, a user takes its counts up to the kernel's limit,
+    the reserve included. As nobody, whose counts nothing else here uses
+    (root's serve the watcher); fanotify marks, which nobody may place
+    only on filesystems with file handles, are left out."""
+    limit = D.user_count_limit(kind)
+    count, err, release = D.take_user_count(kind, uid=D.NOBODY)
+    release()
+    assert err == D.USER_COUNTS[kind][1], f"took {count} {kind}, then {os.strerror(err) if err else 'ran out of inodes'}"
+    assert count >= limit - limit // 8, f"took only {count} {kind} of {limit}: the reserve reached outside sessions"
