@@ -42,8 +42,12 @@ LG_HOOK(path_notify, lg_path_notify, const struct path *, path, __u64, mask, uns
 
 	if (!session)
 		return 0;
-	if (mask & LG_FAN_PERM_EVENTS)
-		return refuse_object_act(session, LG_HOOK_FANOTIFY, BPF_CORE_READ(path, dentry), 0, obj_type, 0);
+	if (mask & LG_FAN_PERM_EVENTS) {
+		int refused = refuse_object_act(session, LG_HOOK_FANOTIFY, BPF_CORE_READ(path, dentry), 0, obj_type, 0);
+
+		if (refused)
+			return refused;
+	}
 	return refuse_from_reserve(session);
 }
 

@@ -6,6 +6,8 @@
 #include "lib/hook.h"
 #include "lib/exec_guard.h"
 
+#define LG_AF_UNIX 1
+
 /* Enforcement copies argv on entry to the syscall wrappers, which take the
  * user's registers. The syscall tracepoints would do too, but enabling any
  * of them sends every syscall of every process on the machine through the
@@ -39,9 +41,95 @@ LG_HOOK(bprm_check_security, lg_bprm_check, struct linux_binprm *, bprm)
 				 bprm->file->f_inode->i_ino, kind, 0);
 }
 
-/* Opt-in: the loader lists the sockets only when the policy asks. Matched
- * on the listening socket's inode, so any path or symlink to it is the
- * same socket. */
+/* A unix socket a member listens on is its session's: connecting to a
+ * terminal multiplexer's server is refused unless the server is one.
+ * Socket storage is the LSM form's: tracing programs may not use it, and
+ * there a member's own server is known by its cgroup alone (below). */
+LG_HOOK(socket_listen, lg_socket_listen, struct socket *, sock, int, backlog)
+{
+	if (ret || lg_fmod_ret_form)
+		return ret;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	struct sock *sk = sock->sk;
+
+	if (!sk || sk->__sk_common.skc_family != LG_AF_UNIX)
+		return 0;
+	__u64 *mark = bpf_sk_storage_get(&lg_member_listeners, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (mark)
+		*mark = session;
+	return 0;
+}
+
+/* The thread-group leader that listens on `listener`, which the kernel
+ * records at listen() (sk_peer_pid of a listening socket); 0 when gone. */
+static __always_inline struct task_struct *listener_of(struct sock *listener)
+{
+	struct pid *pid = BPF_CORE_READ(listener, sk_peer_pid);
+	struct hlist_node *first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+
+	return first ? (void *)first - bpf_core_field_offset(struct task_struct, pid_links) : 0;
+}
+
+/* The first n bytes of name, its NUL included, are want's. */
+static __always_inline bool name_is(const char *name, const char *want, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (name[i] != want[i])
+			return false;
+	return true;
+}
+
+/* Whether `task` runs a terminal multiplexer: its executable is one the
+ * loader found (tmux, screen), or is named like one (a server started
+ * before a package upgrade runs the replaced file). */
+static __always_inline bool runs_multiplexer(struct task_struct *task)
+{
+	struct file *exe = BPF_CORE_READ(task, mm, exe_file);
+	struct inode *inode = BPF_CORE_READ(exe, f_inode);
+
+	if (!inode)
+		return false;
+	struct lg_guarded_inode *g = guarded_inode(inode);
+
+	if (g && g->kind == LG_INODE_MULTIPLEXER)
+		return true;
+	char name[8] = {};
+
+	bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(exe, f_path.dentry, d_name.name));
+	return name_is(name, "tmux", 5) || name_is(name, "screen", 7);
+}
+
+/* Whether the server listening on `listener` (its leader `task`) belongs
+ * to `session`: marked at listen() (the LSM form), or in the session's
+ * cgroup or one below it. */
+static __always_inline bool server_of_session(struct sock *listener, struct task_struct *task, __u64 session)
+{
+	if (!lg_fmod_ret_form) {
+		__u64 *owner = bpf_sk_storage_get(&lg_member_listeners, listener, 0, 0);
+
+		if (owner && *owner == session)
+			return true;
+	}
+	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+
+	for (int level = 0; level < LG_MAX_CGROUP_LEVEL && cg; level++) {
+		if (BPF_CORE_READ(cg, kn, id) == session)
+			return true;
+		cg = BPF_CORE_READ(cg, self.parent, cgroup);
+	}
+	return false;
+}
+
+/* Two ways a member's connect() hands work to a manager outside its
+ * session: to systemd or the bus, opt-in, the loader listing those sockets
+ * only when the policy asks (matched on the listening socket's inode, so
+ * any path or symlink to it is the same socket); and to a terminal
+ * multiplexer's server (tmux, screen) that is no member: `send-keys` or
+ * `-X stuff` type into shells it runs outside every session. */
 LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, other)
 {
 	if (ret)
@@ -52,13 +140,15 @@ LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, other)
 		return 0;
 	struct unix_sock *u = (void *)other;
 	struct dentry *d = BPF_CORE_READ(u, path.dentry);
+	struct inode *inode = d ? BPF_CORE_READ(d, d_inode) : 0;
+	struct lg_guarded_inode *g = inode ? guarded_inode(inode) : 0;
 
-	if (!d)
-		return 0;
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
-	struct lg_guarded_inode *g = guarded_inode(inode);
+	if (g && g->kind == LG_INODE_SERVICE_SOCKET)
+		return refuse_object_act(session, LG_HOOK_SERVICE_SOCKET, d, BPF_CORE_READ(inode, i_ino), g->kind, 0);
+	struct task_struct *server = listener_of(other);
 
-	if (!g || g->kind != LG_INODE_SERVICE_SOCKET)
+	if (!server || !runs_multiplexer(server) || server_of_session(other, server, session))
 		return 0;
-	return refuse_object_act(session, LG_HOOK_SERVICE_SOCKET, d, BPF_CORE_READ(inode, i_ino), g->kind, 0);
+	return refuse_object_act(session, LG_HOOK_MULTIPLEXER, d, inode ? BPF_CORE_READ(inode, i_ino) : 0, 0,
+				 BPF_CORE_READ(server, tgid));
 }

@@ -24,6 +24,7 @@
  * sched_setattr has the same one too. */
 #define LG_X32_SYSCALL_BIT 0x40000000
 #define LG_NR_X32_SCHED_SETATTR 314
+#define LG_SYSCALL_ARG1(regs) ((regs)->di)
 #define LG_SYSCALL_ARG2(regs) ((regs)->si)
 /* The machine's calls that only CAP_SYS_ADMIN guards, with nothing in
  * the capability check to tell them from the many others it guards. A
@@ -40,6 +41,7 @@
 #define LG_NR_IA32_SETDOMAINNAME 121
 /* Numbers from 424 on are the same on every architecture and ABI. */
 #define LG_NR_PROCESS_MADVISE 440
+#define LG_IA32_SYSCALL_ARG1(regs) ((regs)->bx)
 #define LG_IA32_SYSCALL_ARG2(regs) ((regs)->cx)
 
 /* The calls that make what the kernel counts per user (inotify and

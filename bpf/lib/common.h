@@ -54,6 +54,9 @@
  * other mode, so enforcement pays nothing for audit-only paths. Weak:
  * every program file sees it, the linked object holds one. */
 const volatile bool lg_audit_only __weak = false;
+/* Loaded in the fmod_ret form: the hooks are then tracing programs, which
+ * the kernel does not let use socket storage. */
+const volatile bool lg_fmod_ret_form __weak = false;
 /* The inode number of the initial mount namespace (the loader reads it
  * from /proc/1/ns/mnt): mounts there are everyone's. */
 const volatile __u32 lg_host_mnt_ns __weak = 0;

@@ -26,6 +26,15 @@ struct {
 	__type(value, __u64);
 } lg_protected_pids __weak SEC(".maps");
 
+/* The session of the member that listens on a unix socket, set at
+ * listen(): a member may still reach servers it started itself. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} lg_member_listeners __weak SEC(".maps");
+
 /* The mark of a session member's descendant. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

@@ -17,4 +17,13 @@ static __always_inline __u64 current_syscall(bool *compat)
 	return LG_SYSCALL_NR(regs) & ~LG_X32_SYSCALL_BIT;
 }
 
+/* Its first two arguments, as the caller passed them. */
+static __always_inline void current_syscall_args(bool compat, __u64 *arg1, __u64 *arg2)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	*arg1 = compat ? (__u32)LG_IA32_SYSCALL_ARG1(regs) : LG_SYSCALL_ARG1(regs);
+	*arg2 = compat ? (__u32)LG_IA32_SYSCALL_ARG2(regs) : LG_SYSCALL_ARG2(regs);
+}
+
 #endif

@@ -22,15 +22,16 @@
 /* 32 nested user namespaces is the kernel's limit, plus the machine's. */
 #define LG_USERNS_LEVELS 33
 
-/* Whether the current task's user is into its reserve of count `type`,
- * at any level of its user namespaces: `taken` says the act's own one is
- * already counted. The limit crossed in *max. The task's credentials
- * name its real user, which the kernel charges for everything but a
- * setuid program's own calls (those go to its effective user). */
-static __always_inline bool into_reserve(int type, bool taken, long *max)
-{
-	struct ucounts *uc = BPF_CORE_READ(bpf_get_current_task_btf(), cred, ucounts);
+/* fanotify_mark() flags: only an added mark is counted, and not at all in
+ * a group made with FAN_UNLIMITED_MARKS. */
+#define LG_FAN_MARK_ADD 0x1
+#define LG_FAN_UNLIMITED_MARKS 0x20
 
+/* Whether user `uc` is into its reserve of count `type`, at any level of
+ * its user namespaces: `taken` says the act's own one is already
+ * counted. The limit crossed in *max. */
+static __always_inline bool into_reserve(struct ucounts *uc, int type, bool taken, long *max)
+{
 	for (int level = 0; level < LG_USERNS_LEVELS && uc; level++) {
 		struct user_namespace *ns = BPF_CORE_READ(uc, ns);
 		long limit = 0, count = 0;
@@ -49,16 +50,29 @@ static __always_inline bool into_reserve(int type, bool taken, long *max)
 	return false;
 }
 
+/* The notification group behind descriptor `fd` of the current task:
+ * the call already checked it is an inotify (or fanotify) one. */
+static __always_inline struct fsnotify_group *group_of_fd(__u64 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(bpf_get_current_task_btf(), files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *file = 0;
+
+	if (fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	return file ? BPF_CORE_READ(file, private_data) : 0;
+}
+
 #define LG_UCOUNT(name) (bpf_core_enum_value_exists(enum ucount_type, name) ? bpf_core_enum_value(enum ucount_type, name) : -1)
 
 /* Which of the user's counts the current call takes (enum
  * lg_user_count_detail), 0 for none. */
-static __always_inline __u32 counted_by_call(void)
+static __always_inline __u32 counted_by_call(bool *compat)
 {
-	bool compat;
-	__u64 nr = current_syscall(&compat);
+	__u64 nr = current_syscall(compat);
 
-	if (compat) {
+	if (*compat) {
 		switch (nr) {
 		case LG_NR_IA32_INOTIFY_INIT:
 		case LG_NR_IA32_INOTIFY_INIT1: return LG_USER_COUNT_INOTIFY_INSTANCES;
@@ -81,25 +95,61 @@ static __always_inline __u32 counted_by_call(void)
 /* A member's call that would take from its user's reserve, refused with
  * the errno of the kernel's own limit. Asked where the kernel makes what
  * is counted: an instance or group at its file's allocation (counted
- * just before, and undone when that fails), a watch or mark at
- * path_notify (counted after). Each call reaches only its own hook. */
+ * just before, to its effective user, and undone when that fails), a
+ * watch or mark at path_notify (counted after, to the user that made its
+ * group). Each call reaches only its own hook. */
 static __always_inline int refuse_from_reserve(__u64 session)
 {
-	__u32 which = counted_by_call();
+	bool compat;
+	__u64 fd, flags;
+	__u32 which = counted_by_call(&compat);
+	struct ucounts *uc = 0;
 	int type = -1;
 
+	if (!which)
+		return 0;
+	current_syscall_args(compat, &fd, &flags);
 	switch (which) {
-	case LG_USER_COUNT_INOTIFY_INSTANCES: type = LG_UCOUNT(UCOUNT_INOTIFY_INSTANCES); break;
-	case LG_USER_COUNT_INOTIFY_WATCHES: type = LG_UCOUNT(UCOUNT_INOTIFY_WATCHES); break;
-	case LG_USER_COUNT_FANOTIFY_GROUPS: type = LG_UCOUNT(UCOUNT_FANOTIFY_GROUPS); break;
-	case LG_USER_COUNT_FANOTIFY_MARKS: type = LG_UCOUNT(UCOUNT_FANOTIFY_MARKS); break;
+	case LG_USER_COUNT_INOTIFY_INSTANCES:
+	case LG_USER_COUNT_FANOTIFY_GROUPS: {
+		const struct cred *cred = bpf_get_current_task_btf()->cred;
+
+		type = which == LG_USER_COUNT_INOTIFY_INSTANCES ? LG_UCOUNT(UCOUNT_INOTIFY_INSTANCES)
+								: LG_UCOUNT(UCOUNT_FANOTIFY_GROUPS);
+		uc = BPF_CORE_READ(cred, ucounts);
+		/* The credentials' counts are their real user's; the kernel
+		 * charges the effective one, whose counts no pointer leads to:
+		 * a member acting as another user makes none. */
+		if (BPF_CORE_READ(cred, euid.val) != BPF_CORE_READ(uc, uid.val))
+			uc = 0;
+		break;
+	}
+	case LG_USER_COUNT_INOTIFY_WATCHES: {
+		struct fsnotify_group *group = group_of_fd(fd);
+
+		type = LG_UCOUNT(UCOUNT_INOTIFY_WATCHES);
+		uc = BPF_CORE_READ(group, inotify_data.ucounts);
+		break;
+	}
+	case LG_USER_COUNT_FANOTIFY_MARKS: {
+		struct fsnotify_group *group = group_of_fd(fd);
+
+		if (!(flags & LG_FAN_MARK_ADD) ||
+		    (BPF_CORE_READ(group, fanotify_data.flags) & LG_FAN_UNLIMITED_MARKS))
+			return 0;
+		type = LG_UCOUNT(UCOUNT_FANOTIFY_MARKS);
+		uc = BPF_CORE_READ(group, fanotify_data.ucounts);
+		break;
+	}
 	}
 	if (type < 0)
 		return 0;
 	bool made = which == LG_USER_COUNT_INOTIFY_INSTANCES || which == LG_USER_COUNT_FANOTIFY_GROUPS;
 	long max = 0;
 
-	if (!into_reserve(type, made, &max) || door_allowed(LG_HOOK_USER_COUNTS))
+	if (uc && !into_reserve(uc, type, made, &max))
+		return 0;
+	if (door_allowed(LG_HOOK_USER_COUNTS))
 		return 0;
 	report_object(LG_VERDICT_DENIED, LG_HOOK_USER_COUNTS, session, 0, max, which, 0);
 	return made ? -LG_EMFILE : -LG_ENOSPC;

@@ -91,7 +91,8 @@
 	X(PORT, 29, "port", "a TCP or UDP port a protected service listens on, bound by a member") \
 	X(TASKS, 30, "tasks", "a process or thread beyond the session's task limit ([sessions] max_tasks)") \
 	X(OOM, 31, "oom", "the OOM killer's order: an oom_score_adj written by a member, or a member it took") \
-	X(USER_COUNTS, 32, "user_counts", "the last eighth of the user's inotify instances or watches, fanotify groups or marks")
+	X(USER_COUNTS, 32, "user_counts", "the last eighth of the user's inotify instances or watches, fanotify groups or marks") \
+	X(MULTIPLEXER, 33, "multiplexer", "a terminal multiplexer's server outside the session (tmux, screen), which runs what it is sent")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -119,6 +120,7 @@ enum lg_inode_kind {
 	LG_INODE_PIN_DIR = 7,        /* liveguard's own bpffs directory */
 	LG_INODE_PROTECTED_TREE = 8, /* a [[protect]] path directory: it and all below */
 	LG_INODE_PROTECTED_FILE = 9, /* a protected file itself, under any of its names */
+	LG_INODE_MULTIPLEXER = 10,   /* a terminal multiplexer's binary (tmux, screen) */
 };
 
 /* Levels a protected-tree check walks up from the object (its own dentry

@@ -65,6 +65,12 @@ int BPF_PROG(floor_file_send_sigiotask)
 	return 0;
 }
 
+SEC("lsm/socket_listen")
+int BPF_PROG(floor_socket_listen)
+{
+	return 0;
+}
+
 SEC("lsm/unix_stream_connect")
 int BPF_PROG(floor_unix_stream_connect)
 {

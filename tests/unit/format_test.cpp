@@ -131,6 +131,12 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     EXPECT_EQ(describe_act(e), "forked past the session's limit of 4096 tasks ([sessions] max_tasks)");
     e.detail = LG_TASKS_MAP_FULL;
     EXPECT_NE(describe_act(e).find("table of session task counts is full"), std::string::npos);
+    e.hook = LG_HOOK_MULTIPLEXER;
+    e.detail = 0;
+    e.target_pid = 77;
+    std::strcpy(e.target_comm, "default");
+    EXPECT_EQ(describe_act(e), "connected to the terminal multiplexer server 77 (socket default), which runs outside "
+                               "the session what a client sends it");
     e.hook = LG_HOOK_USER_COUNTS;
     e.detail = LG_USER_COUNT_INOTIFY_INSTANCES;
     e.object_id = 128;

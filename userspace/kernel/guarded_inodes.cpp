@@ -57,6 +57,7 @@ const char* inode_kind_name(std::uint32_t kind) {
         case LG_INODE_SVSCAN_CONTROL: return "svscan-control";
         case LG_INODE_SERVICE_SOCKET: return "service-socket";
         case LG_INODE_PIN_DIR: return "pin-dir";
+        case LG_INODE_MULTIPLEXER: return "multiplexer";
         default: return "unknown";
     }
 }
@@ -97,6 +98,8 @@ std::vector<ControlBinary> find_control_binaries() {
         {"systemctl", LG_INODE_SYSTEMCTL},
         {"s6-svc", LG_INODE_S6_SVC},
         {"s6-svscanctl", LG_INODE_S6_SVSCANCTL},
+        {"tmux", LG_INODE_MULTIPLEXER},
+        {"screen", LG_INODE_MULTIPLEXER},
     };
     static const char* kDirs[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin",
                                   "/usr/bin",        "/sbin",          "/bin"};

@@ -50,11 +50,12 @@ private:
 
 struct ControlBinary {
     std::string path;
-    std::uint32_t kind = 0;  // LG_INODE_SYSTEMCTL, _S6_SVC, _S6_SVSCANCTL
+    std::uint32_t kind = 0;  // LG_INODE_SYSTEMCTL, _S6_SVC, _S6_SVSCANCTL, _MULTIPLEXER
 };
 
-// The service-control binaries installed on this machine, looked up in the
-// standard command directories (each distinct file once).
+// The service-control binaries installed on this machine, and the terminal
+// multiplexers' (whose servers run what a client sends them), looked up in
+// the standard command directories (each distinct file once).
 std::vector<ControlBinary> find_control_binaries();
 
 // Service manager sockets a policy may refuse to members: systemd's

@@ -50,6 +50,9 @@ constexpr HelperRow kHelpers[] = {
     // tp and tp_btf ones here, and the lsm ones in the fmod_ret form) from
     // a10787e6d58c, which also freed it from CONFIG_BPF_LSM.
     {BPF_FUNC_task_storage_get, "bpf_task_storage_get", {5, 13}},
+    // Socket programs had it first (5.2); LSM and fentry programs from
+    // 8e4597c627fb.
+    {BPF_FUNC_sk_storage_get, "bpf_sk_storage_get", {5, 11}},
     {BPF_FUNC_get_current_task_btf, "bpf_get_current_task_btf", {5, 11}},    // 3ca1032ab7ab
     {BPF_FUNC_task_pt_regs, "bpf_task_pt_regs", {5, 15}},                    // dd6e10fbd9f
     {BPF_FUNC_loop, "bpf_loop", {5, 17}},                                    // e6f2dd0f8067
@@ -66,6 +69,7 @@ constexpr MapRow kMaps[] = {
     {BPF_MAP_TYPE_ARRAY, "array maps", {3, 19}},                // 28fbcfa08d8e
     {BPF_MAP_TYPE_PERCPU_ARRAY, "per-CPU array maps", {4, 6}},  // a10423b87a7e
     {BPF_MAP_TYPE_RINGBUF, "ring buffer maps", {5, 8}},         // 457f44363a88
+    {BPF_MAP_TYPE_SK_STORAGE, "socket storage maps", {5, 2}},   // 6ac99e8f23d4
     {BPF_MAP_TYPE_TASK_STORAGE, "task storage maps", {5, 11}},  // 4cf1bc1f1045
 };
 

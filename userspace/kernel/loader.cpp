@@ -147,6 +147,7 @@ std::vector<std::string> prepare(struct liveguard_bpf* skel, Attach attach) {
         bpf_program__set_autoload(prog, runs);
     }
     skel->rodata->lg_audit_only = mode == Mode::AuditOnly;
+    skel->rodata->lg_fmod_ret_form = attach == Attach::FmodRet;
     skel->rodata->lg_host_mnt_ns = host_namespace("mnt");
     skel->rodata->lg_host_net_ns = host_namespace("net");
     skel->rodata->lg_host_uts_ns = host_namespace("uts");

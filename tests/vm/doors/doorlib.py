@@ -64,6 +64,7 @@ DOORS = {
     "tasks": ["lg_task_alloc"],
     "oom": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_oom_victim"],
     "user_counts": ["lg_file_alloc", "lg_path_notify"],
+    "multiplexer": ["lg_unix_connect"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -1045,6 +1046,17 @@ def take_user_count(kind, uid=0):
         release()
         raise AssertionError(f"the {kind} child (uid {uid}) reported nothing")
     return int(got[0]), int(got[1]), release
+
+
+def send_to_multiplexer(tool, command, tmux_socket=None, session="outside"):
+    """Types `command` and Enter into the shell a tmux or screen session
+    runs (the doors' servers outside every session by default); returns
+    the client's CompletedProcess."""
+    if tool == "tmux":
+        argv = ["tmux", "-S", tmux_socket or CFG["tmux_socket"], "send-keys", "-t", session, command, "Enter"]
+    else:
+        argv = ["screen", "-S", session, "-X", "stuff", command + "\n"]
+    return run(argv, env=dict(os.environ, SCREENDIR=CFG["screen_dir"], TERM="xterm"))
 
 
 def ask_watching_service(timeout=10.0):

@@ -1473,6 +1473,35 @@ def test_fork_storm_stops_at_session_limit(gateway):
 
 
 # =============================================================================
+# multiplexer: a tmux or screen server outside the session runs nothing a
+# member sends it (send-keys, -X stuff); a server the member started is
+# its own.
+# =============================================================================
+
+@door["multiplexer"]
+@pytest.mark.parametrize("tool", ["tmux", "screen"])
+def test_multiplexer_outside_the_session_takes_nothing(tool):
+    marker = f"/run/doors/{tool}-ran-{uuid.uuid4().hex[:8]}"
+    r = D.send_to_multiplexer(tool, f"touch {marker}")
+    time.sleep(1.5)
+    assert not os.path.exists(marker), f"the {tool} server outside the session ran what a member sent: {describe(r)}"
+    assert r.returncode != 0, f"{tool} said it delivered: {describe(r)}"
+
+
+def test_pass_own_multiplexer_server(tmp_path):
+    sock = str(tmp_path / "own.sock")
+    marker = tmp_path / "own-ran"
+    r = run(["tmux", "-S", sock, "new-session", "-d", "-s", "own", "sh"])
+    assert r.returncode == 0, describe(r)
+    try:
+        r = D.send_to_multiplexer("tmux", f"touch {marker}", tmux_socket=sock, session="own")
+        assert r.returncode == 0, describe(r)
+        assert D.wait_until(marker.exists, 10), "the member's own tmux server ran nothing"
+    finally:
+        run(["tmux", "-S", sock, "kill-server"])
+
+
+# =============================================================================
 # user_counts: what the kernel counts per user (inotify instances and
 # watches, fanotify groups and marks) keeps a reserve a member cannot take:
 # the protected watching service, running as the same user (root), can

@@ -393,3 +393,12 @@ def test_outside_user_count_reserve_is_for_outsiders(kind):
     release()
     assert err == D.USER_COUNTS[kind][1], f"took {count} {kind}, then {os.strerror(err) if err else 'ran out of inodes'}"
     assert count >= limit - limit // 8, f"took only {count} {kind} of {limit}: the reserve reached outside sessions"
+
+
+@pytest.mark.parametrize("tool", ["tmux", "screen"])
+def test_outside_multiplexer_runs_what_it_is_sent(tool):
+    marker = f"/run/doors/{tool}-outside-{os.getpid()}-{next(_counter)}"
+    r = D.send_to_multiplexer(tool, f"touch {marker}")
+    assert r.returncode == 0, describe(r)
+    assert D.wait_until(lambda: os.path.exists(marker), 10), f"the {tool} server ran nothing: {describe(r)}"
+    os.unlink(marker)
