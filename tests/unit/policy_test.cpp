@@ -109,6 +109,8 @@ TEST(Policy, HandoffPathsDefaultToTheSpoolsAndCanBeReplaced) {
     auto p = parse_policy("[sessions]\nreap = true\n", "p.toml");
     EXPECT_EQ(p.handoff, default_handoff_paths());
     EXPECT_NE(std::find(p.handoff.begin(), p.handoff.end(), "/var/spool/cron"), p.handoff.end());
+    EXPECT_NE(std::find(p.handoff.begin(), p.handoff.end(), "/etc/modprobe.d"), p.handoff.end());
+    EXPECT_NE(std::find(p.handoff.begin(), p.handoff.end(), "/run/udev/rules.d"), p.handoff.end());
     p = parse_policy("[sessions]\nhandoff = [\"/run/jobs.fifo\"]\n", "p.toml");
     EXPECT_EQ(p.handoff, std::vector<std::string>{"/run/jobs.fifo"});
     p = parse_policy("[sessions]\nhandoff = []\n", "p.toml");

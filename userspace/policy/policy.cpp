@@ -192,6 +192,12 @@ std::vector<std::string> default_handoff_paths() {
         // systemd units a daemon-reload or the next boot would run.
         "/etc/systemd/system", "/run/systemd/system", "/etc/systemd/user", "/root/.config/systemd/user",
         "/home/*/.config/systemd/user",
+        // Commands the kernel's module loader (an `install` line) and udev
+        // (`RUN+=`) start outside every session, on the next module request
+        // or device event.
+        "/etc/modprobe.d", "/etc/modprobe.conf", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
+        "/usr/lib/modprobe.d", "/lib/modprobe.d", "/etc/udev/rules.d", "/run/udev/rules.d",
+        "/usr/local/lib/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d",
     };
 }
 
