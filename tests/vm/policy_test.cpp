@@ -244,7 +244,7 @@ TEST_F(PolicyGuard, ManyS6RestartsLeaveNoWindowForARacingKiller) {
     // Five gateway profiles restarted side by side: s6 spaces a service's
     // restarts a second apart, so one profile alone would take a quarter
     // of an hour under emulation. LIVEGUARD_S6_RESTARTS sets the total:
-    // `make test-matrix` runs a thousand, `make test` 100, since this one
+    // `make test-matrix` runs a thousand, `make test` 15 (three each), since this one
     // test was a quarter of the whole suite's time.
     constexpr int kProfiles = 5;
     const char* env = ::getenv("LIVEGUARD_S6_RESTARTS");
