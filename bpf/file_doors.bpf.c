@@ -201,11 +201,41 @@ LG_HOOK(file_receive, lg_file_receive, struct file *, file)
 	return guarded_write(file, LG_DETAIL_OPEN_FD);
 }
 
+/* A member's write to a regular file on a filesystem a protected service
+ * keeps its files on, once the watcher measured its free space down to
+ * the reserve: ENOSPC for the member, so the service still has room. */
+static __noinline int candidate_fills(struct task_struct *leader, struct file *file)
+{
+	__u64 session = session_of_candidate(leader);
+
+	if (!session)
+		return 0;
+	struct inode *inode = file->f_inode;
+
+	if ((inode->i_mode & S_IFMT) != S_IFREG)
+		return 0;
+	__u32 dev = inode_dev(inode);
+	struct lg_fs_space *space = bpf_map_lookup_elem(&lg_fs_space, &dev);
+
+	if (!space || !space->low || door_allowed(LG_HOOK_FS_SPACE))
+		return 0;
+	report_object(LG_VERDICT_DENIED, LG_HOOK_FS_SPACE, session, file->f_path.dentry, space->avail, 0, 0);
+	return -ENOSPC;
+}
+
+/* Every write on the machine (write, pwrite, splice, copy_file_range,
+ * fallocate, io_uring) passes here. */
 LG_HOOK(file_permission, lg_file_permission, struct file *, file, int, mask)
 {
 	if (ret || !(mask & MAY_WRITE))
 		return ret;
-	return guarded_write(file, LG_DETAIL_OPEN_FD);
+	struct task_struct *leader = member_candidate();
+
+	if (!leader)
+		return 0;
+	int refused = candidate_writes(leader, file, LG_DETAIL_OPEN_FD);
+
+	return refused ? refused : candidate_fills(leader, file);
 }
 
 /* Mode, owner, times and size (truncate, ftruncate, O_TRUNC) all pass

@@ -12,6 +12,8 @@
 
 #define EPERM 1
 #define EAGAIN 11
+#define EMFILE 24
+#define ENOSPC 28
 #define SIGIO 29
 #define CLONE_THREAD 0x00010000
 #define CLONE_INTO_CGROUP 0x200000000ULL

@@ -26,6 +26,15 @@ struct {
 	__type(value, __u64);
 } lg_protected_pids __weak SEC(".maps");
 
+/* Filesystems protected services keep their files on, and whether their
+ * free space is down to the reserve (the watcher measures them). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_WATCHED_FILESYSTEMS);
+	__type(key, __u32);
+	__type(value, struct lg_fs_space);
+} lg_fs_space __weak SEC(".maps");
+
 /* The session of the member that listens on a unix socket, set at
  * listen(): a member may still reach servers it started itself. */
 struct {

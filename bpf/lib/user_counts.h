@@ -17,8 +17,6 @@
 #include "gate.h"
 #include "syscall.h"
 
-#define LG_EMFILE 24
-#define LG_ENOSPC 28
 /* 32 nested user namespaces is the kernel's limit, plus the machine's. */
 #define LG_USERNS_LEVELS 33
 
@@ -152,7 +150,7 @@ static __always_inline int refuse_from_reserve(__u64 session)
 	if (door_allowed(LG_HOOK_USER_COUNTS))
 		return 0;
 	report_object(LG_VERDICT_DENIED, LG_HOOK_USER_COUNTS, session, 0, max, which, 0);
-	return made ? -LG_EMFILE : -LG_ENOSPC;
+	return made ? -EMFILE : -ENOSPC;
 }
 
 #endif

@@ -48,6 +48,9 @@
 /* Ports protected services listen on (learned from their sockets, or
  * named in the policy); kept until unload, so a restart's gap is covered. */
 #define LG_MAX_PROTECTED_PORTS 4096
+/* Filesystems that hold a protected tree, PID file or service directory,
+ * whose free space the watcher measures. */
+#define LG_MAX_WATCHED_FILESYSTEMS 256
 /* Arguments of one execve that the exec guard looks at, and the longest
  * argument it hashes; longer ones are hashed by their first bytes and
  * cannot match a policy word. */
@@ -92,7 +95,8 @@
 	X(TASKS, 30, "tasks", "a process or thread beyond the session's task limit ([sessions] max_tasks)") \
 	X(OOM, 31, "oom", "the OOM killer's order: an oom_score_adj written by a member, or a member it took") \
 	X(USER_COUNTS, 32, "user_counts", "the last eighth of the user's inotify instances or watches, fanotify groups or marks") \
-	X(MULTIPLEXER, 33, "multiplexer", "a terminal multiplexer's server outside the session (tmux, screen), which runs what it is sent")
+	X(MULTIPLEXER, 33, "multiplexer", "a terminal multiplexer's server outside the session (tmux, screen), which runs what it is sent") \
+	X(FS_SPACE, 34, "fs_space", "a write to a filesystem a protected service keeps its files on, below its reserve ([sessions] fs_reserve)")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -388,6 +392,16 @@ struct lg_session_limits {
 	__u32 _pad;
 };
 
+/* A filesystem a protected service keeps its files on (lg_fs_space, keyed
+ * by device as the kernel side computes it: a btrfs subvolume's own), as
+ * the watcher last measured it. */
+struct lg_fs_space {
+	__u64 avail;   /* bytes an unprivileged writer may still use (statvfs f_bavail) */
+	__u64 reserve; /* [sessions] fs_reserve, in bytes */
+	__u32 low;     /* avail at or below reserve: members' writes there fail (ENOSPC) */
+	__u32 _pad;
+};
+
 /* What a LG_HOOK_TASKS refusal hit (lg_event.detail). */
 enum lg_tasks_detail {
 	LG_TASKS_LIMIT = 1,    /* the session's max_tasks */
@@ -493,6 +507,8 @@ LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_protected, source) == 8, "lg_protected la
 LG_STATIC_ASSERT(sizeof(struct lg_session) == 16, "lg_session layout");
 LG_STATIC_ASSERT(sizeof(struct lg_session_tasks) == 8, "lg_session_tasks layout");
 LG_STATIC_ASSERT(sizeof(struct lg_session_limits) == 8, "lg_session_limits layout");
+LG_STATIC_ASSERT(sizeof(struct lg_fs_space) == 24, "lg_fs_space layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_fs_space, low) == 16, "lg_fs_space layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_session, root_pid) == 12, "lg_session layout");
 LG_STATIC_ASSERT(sizeof(struct lg_cgroup_protection) == 16, "lg_cgroup_protection layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_cgroup_protection, source) == 8, "lg_cgroup_protection layout");

@@ -180,7 +180,7 @@ TEST(Policy, ErrorsNameFileAndLine) {
         {"[sessions]\nallow = \"clock\"\n", "p.toml:2: `allow` must be an array of door names"},
         {"[sessions]\nallow = [\"task_kill\"]\n",
          "p.toml:2: `allow`: \"task_kill\" is no door a policy may open (these may: reboot, module, clock, "
-         "raw_io, power, securityfs, network, hostname, swap, oom, user_counts)"},
+         "raw_io, power, securityfs, network, hostname, swap, oom, user_counts, fs_space)"},
         {"[sessions]\nallow = [\"clocks\"]\n", "p.toml:2: `allow`: \"clocks\" is no door"},
         {"[sessions]\nallow = [3]\n", "p.toml:2: `allow`: this entry is no door"},
         {"[[protect]\n", "p.toml:1: "},
@@ -263,4 +263,17 @@ TEST(Policy, ExceptNamesBecomeTheHashesTheKernelComputes) {
 TEST(Policy, ExampleShipsValid) {
     auto p = load_policy(std::string(LIVEGUARD_SOURCE_DIR) + "/examples/hermes.toml");
     EXPECT_GE(p.targets.size(), 4u);
+}
+
+TEST(Policy, FsReserveIsAShareOrASize) {
+    EXPECT_EQ(parse_policy("[[protect]]\npid = 1\n", "p.toml").fs_reserve, (FsReserve{false, 1ull << 30}));
+    EXPECT_EQ((FsReserve{false, 1ull << 30}).bytes_of(4ull << 30), (4ull << 30) / 10);
+    EXPECT_EQ((FsReserve{false, 1ull << 30}).bytes_of(100ull << 30), 1ull << 30);
+    EXPECT_EQ(parse_policy("[sessions]\nfs_reserve = \"10%\"\n", "p.toml").fs_reserve, (FsReserve{true, 10}));
+    EXPECT_EQ(parse_policy("[sessions]\nfs_reserve = \"512M\"\n", "p.toml").fs_reserve,
+              (FsReserve{false, 512ull << 20}));
+    EXPECT_EQ(parse_policy("[sessions]\nfs_reserve = 0\n", "p.toml").fs_reserve, (FsReserve{false, 0}));
+    EXPECT_EQ((FsReserve{true, 5}).bytes_of(1000), 50u);
+    for (const char* bad : {"\"60%\"", "\"5 %\"", "\"lots\"", "-1", "\"\""})
+        EXPECT_THROW(parse_policy(std::string("[sessions]\nfs_reserve = ") + bad + "\n", "p.toml"), PolicyError) << bad;
 }

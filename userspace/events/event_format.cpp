@@ -169,6 +169,9 @@ std::string describe_act(const lg_event& e) {
             return e.detail == LG_TASKS_MAP_FULL
                        ? std::string("forked, but the kernel's table of session task counts is full")
                        : "forked past the session's limit of " + obj + " tasks ([sessions] max_tasks)";
+        case LG_HOOK_FS_SPACE:
+            return "wrote to " + name + ", on a filesystem a protected service keeps its files on, with " +
+                   obj + " bytes left: the reserve kept for the services ([sessions] fs_reserve)";
         case LG_HOOK_MULTIPLEXER:
             return "connected to the terminal multiplexer server " + std::to_string(e.target_pid) +
                    " (socket " + name + "), which runs outside the session what a client sends it";

@@ -34,7 +34,8 @@ bool allowable(std::uint32_t hook) {
         case LG_HOOK_HOSTNAME:
         case LG_HOOK_SWAP:
         case LG_HOOK_OOM:
-        case LG_HOOK_USER_COUNTS: return true;
+        case LG_HOOK_USER_COUNTS:
+        case LG_HOOK_FS_SPACE: return true;
         default: return false;
     }
 }

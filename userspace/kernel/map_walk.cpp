@@ -14,4 +14,9 @@ void write_setting(int settings_fd, std::uint32_t setting, std::size_t count) {
         throw_errno("cannot update liveguard's settings map", errno);
 }
 
+std::uint32_t read_setting(int settings_fd, std::uint32_t setting) {
+    lg_settings s{};
+    return bpf_map_lookup_elem(settings_fd, &setting, &s) == 0 ? s.count : 0;
+}
+
 }  // namespace liveguard

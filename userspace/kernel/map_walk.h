@@ -28,5 +28,7 @@ std::vector<std::pair<std::uint64_t, Value>> list_u64_map(int fd, int max_entrie
 
 // Stores `count` at `setting` (enum lg_setting) of the settings map.
 void write_setting(int settings_fd, std::uint32_t setting, std::size_t count);
+// The count at `setting`; 0 when it cannot be read.
+std::uint32_t read_setting(int settings_fd, std::uint32_t setting);
 
 }  // namespace liveguard

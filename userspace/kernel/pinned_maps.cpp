@@ -62,6 +62,7 @@ PinnedMaps PinnedMaps::open(bool read_only) {
     m.protected_ports = open_map(pins::kProtectedPorts, read_only);
     m.session_tasks = open_map(pins::kSessionTasks, read_only);
     m.session_limits = open_map(pins::kSessionLimits, read_only);
+    m.fs_space = open_map(pins::kFsSpace, read_only);
     return m;
 }
 

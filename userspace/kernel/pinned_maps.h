@@ -25,6 +25,7 @@ struct PinnedMaps {
     UniqueFd protected_ports;
     UniqueFd session_tasks;
     UniqueFd session_limits;
+    UniqueFd fs_space;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

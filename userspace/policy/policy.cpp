@@ -201,6 +201,26 @@ std::vector<std::string> default_handoff_paths() {
     };
 }
 
+std::optional<FsReserve> parse_fs_reserve(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    std::size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    if (digits == 0 || digits > 15) return std::nullopt;
+    std::uint64_t n = std::stoull(text.substr(0, digits));
+    std::string unit = text.substr(digits);
+    if (unit == "%") {
+        if (n > 50) return std::nullopt;  // more would leave the members nothing
+        return FsReserve{true, n};
+    }
+    static const std::pair<const char*, int> kUnits[] = {{"", 0}, {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
+    for (const auto& [name, shift] : kUnits)
+        if (unit == name) {
+            if (shift && n > (std::uint64_t{1} << (63 - shift))) return std::nullopt;
+            return FsReserve{false, n << shift};
+        }
+    return std::nullopt;
+}
+
 std::optional<std::string> except_entry_problem(const std::string& name) {
     if (name.empty()) return "an empty name";
     if (name.size() > LG_EXCEPT_NAME_LEN - 2)
@@ -393,6 +413,16 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                     if (!sv.is_integer() || !v || *v < 0 || *v > std::numeric_limits<std::int32_t>::max())
                         fail(file, sv, "`max_tasks` must be a whole number of tasks, e.g. 4096 (0: no limit)");
                     p.max_tasks = static_cast<std::uint32_t>(*v);
+                } else if (s == "fs_reserve") {
+                    auto text = sv.value<std::string>();
+                    auto n = sv.value<std::int64_t>();
+                    std::optional<FsReserve> r;
+                    if (sv.is_string() && text) r = parse_fs_reserve(*text);
+                    else if (sv.is_integer() && n && *n >= 0) r = FsReserve{false, static_cast<std::uint64_t>(*n)};
+                    if (!r)
+                        fail(file, sv, "`fs_reserve` must be a share of the filesystem up to 50% (\"5%\") or a "
+                                       "size (\"512M\", \"2G\", bytes as a number; 0: none)");
+                    p.fs_reserve = *r;
                 } else if (s == "reap") {
                     auto v = sv.value<bool>();
                     if (!sv.is_boolean() || !v) fail(file, sv, "`reap` must be true or false");
@@ -400,7 +430,7 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                 } else {
                     fail(file, sv, "unknown key `" + s +
                                        "` in [sessions] (expected parent, tag, auto, reap, allow, "
-                                       "handoff, max_tasks, refuse_service_manager_sockets)");
+                                       "handoff, max_tasks, fs_reserve, refuse_service_manager_sockets)");
                 }
             }
         } else {

@@ -4,6 +4,7 @@
 // changes nothing.
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -45,6 +46,23 @@ std::vector<std::string> default_handoff_paths();
 
 inline constexpr std::uint32_t kDefaultSessionMaxTasks = 4096;
 
+// [sessions] fs_reserve: a share of the filesystem's size, or bytes (at
+// most a tenth of it: a small filesystem is not all reserve). The default,
+// a gigabyte, outlasts a second of a fast writer past the last measure.
+struct FsReserve {
+    bool percent = false;
+    std::uint64_t value = std::uint64_t{1} << 30;  // 0 turns the reserve off
+
+    std::uint64_t bytes_of(std::uint64_t fs_size) const {
+        return percent ? fs_size / 100 * value : std::min(value, fs_size / 10);
+    }
+    bool operator==(const FsReserve&) const = default;
+};
+
+// "5%", "512M", "2G", "1048576" (bytes), "0"; nothing when it is none.
+std::optional<FsReserve> parse_fs_reserve(const std::string& text);
+
+
 struct Policy {
     std::string path;
     std::vector<ProtectTarget> targets;
@@ -70,6 +88,9 @@ struct Policy {
     // at once (0: no limit), so that a fork storm leaves room for the
     // protected services.
     std::uint32_t max_tasks = kDefaultSessionMaxTasks;
+    // [sessions] fs_reserve: what a filesystem a protected service keeps
+    // its files on keeps free of members' writes (watcher/fs_space.h).
+    FsReserve fs_reserve;
 };
 
 // "file:line: what is wrong".

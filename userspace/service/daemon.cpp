@@ -20,12 +20,14 @@
 #include "base/live_environ.h"
 #include "base/paths.h"
 #include "kernel/environ_offsets.h"
+#include "kernel/map_walk.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/protected_set.h"
 #include "policy/policy.h"
 #include "events/event_collector.h"
 #include "service/run_broker.h"
 #include "sessions/process_sessions.h"
+#include "watcher/fs_space.h"
 #include "watcher/log.h"
 #include "watcher/reconciler.h"
 #include "watcher/watcher_state.h"
@@ -101,6 +103,9 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     write_watcher_pid_file(::getpid());
     int retries = 0;
     bool retry = w.apply();
+    FsSpace space(maps.fs_space.get());
+    space.watch(space_paths(w.policy()), w.policy().fs_reserve);
+    auto next_measure = std::chrono::steady_clock::now();
     // A pending retry is due by the clock, whatever else wakes the loop
     // (events, sessions, the socket), so steady wake-ups cannot starve it.
     auto next_retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryMs);
@@ -111,6 +116,20 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
         for (int fd : sessions.fds()) fds.push_back({fd, POLLIN, 0});
         bool retrying = retry && retries < kMaxRetries;
         int timeout = retrying ? kRetryMs : sessions.active() ? kSessionTickMs : -1;
+        // Free space is measured as often as FsSpace asks while there are
+        // members to refuse (sessions of every kind: a root `run` tags its
+        // cgroup without the watcher), and each second otherwise, so a
+        // session that starts finds it measured.
+        if (space.watching()) {
+            auto now = std::chrono::steady_clock::now();
+            if (now >= next_measure) {
+                bool members = read_setting(maps.settings.get(), LG_SETTING_SESSIONS) > 0 || sessions.active();
+                int due = space.measure();
+                next_measure = now + std::chrono::milliseconds(members ? due : std::max(due, FsSpace::kIdleIntervalMs));
+            }
+            auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_measure - now).count();
+            if (timeout < 0 || wait < timeout) timeout = static_cast<int>(std::max<long long>(wait, 0));
+        }
         // A second of repeated refusals ends: its count is journalled then.
         if (int due = collector.wakeup_ms(); due >= 0 && (timeout < 0 || due < timeout)) timeout = due;
         int n = ::poll(fds.data(), fds.size(), timeout);
@@ -152,6 +171,7 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
             // retried on the next event; the watcher must not die of it.
             try {
                 retry = w.apply();
+                space.watch(space_paths(w.policy()), w.policy().fs_reserve);
             } catch (const std::exception& e) {
                 watcher_log(std::string("error: applying the policy failed: ") + e.what());
                 retry = true;

@@ -65,6 +65,7 @@ DOORS = {
     "oom": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_oom_victim"],
     "user_counts": ["lg_file_alloc", "lg_path_notify"],
     "multiplexer": ["lg_unix_connect"],
+    "fs_space": ["lg_file_permission"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -1057,6 +1058,21 @@ def send_to_multiplexer(tool, command, tmux_socket=None, session="outside"):
     else:
         argv = ["screen", "-S", session, "-X", "stuff", command + "\n"]
     return run(argv, env=dict(os.environ, SCREENDIR=CFG["screen_dir"], TERM="xterm"))
+
+
+def fill_filesystem(path, chunk=1 << 20):
+    """Writes `path` in 1 MiB chunks until a write fails; returns (bytes
+    written, errno)."""
+    block = b"\x02" * chunk
+    written = 0
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        while True:
+            written += os.write(fd, block)
+    except OSError as e:
+        return written, e.errno
+    finally:
+        os.close(fd)
 
 
 def ask_watching_service(timeout=10.0):

@@ -1502,6 +1502,28 @@ def test_pass_own_multiplexer_server(tmp_path):
 
 
 # =============================================================================
+# fs_space: a member cannot fill a filesystem a protected service keeps
+# its files on past the policy's reserve ([sessions] fs_reserve): the
+# watching service keeps its journal on a small tmpfs, in a protected
+# tree; the member fills the rest of it, outside that tree.
+# =============================================================================
+
+@door["fs_space"]
+def test_member_leaves_the_reserve_of_the_services_filesystem():
+    fill = os.path.join(CFG["smallfs"], f"fill-{uuid.uuid4().hex[:8]}")
+    try:
+        written, err = D.fill_filesystem(fill)
+        st = os.statvfs(CFG["smallfs"])
+        left = st.f_bavail * st.f_frsize
+        reply = D.ask_watching_service()
+    finally:
+        os.unlink(fill)
+    assert err == errno.ENOSPC, f"wrote {written} bytes, then {os.strerror(err)}"
+    assert reply == "ok", (f"a member filled {written} bytes ({left} left); then the protected service could not "
+                           f"write its journal: {reply}")
+
+
+# =============================================================================
 # user_counts: what the kernel counts per user (inotify instances and
 # watches, fanotify groups and marks) keeps a reserve a member cannot take:
 # the protected watching service, running as the same user (root), can

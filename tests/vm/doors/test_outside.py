@@ -402,3 +402,18 @@ def test_outside_multiplexer_runs_what_it_is_sent(tool):
     assert r.returncode == 0, describe(r)
     assert D.wait_until(lambda: os.path.exists(marker), 10), f"the {tool} server ran nothing: {describe(r)}"
     os.unlink(marker)
+
+
+def test_outside_fills_the_reserve_too():
+    """Outside a session the reserve is no limit: a writer fills the
+    filesystem to the end."""
+    st = os.statvfs(CFG["smallfs"])
+    size = st.f_blocks * st.f_frsize
+    fill = os.path.join(CFG["smallfs"], f"outside-fill-{os.getpid()}")
+    try:
+        written, err = D.fill_filesystem(fill)
+        left = os.statvfs(CFG["smallfs"]).f_bavail * st.f_frsize
+    finally:
+        os.unlink(fill)
+    assert err == errno.ENOSPC, os.strerror(err)
+    assert left < size * CFG["smallfs_reserve_percent"] // 100 // 4, f"{left} bytes left of {size}: the reserve held outside"
