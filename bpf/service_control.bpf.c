@@ -5,6 +5,7 @@
 #include "arch/x86_64.h"
 #include "lib/hook.h"
 #include "lib/exec_guard.h"
+#include "lib/bus_message.h"
 
 #define LG_AF_UNIX 1
 
@@ -130,7 +131,7 @@ static __always_inline bool server_of_session(struct sock *listener, struct task
  * any path or symlink to it is the same socket); and to a terminal
  * multiplexer's server (tmux, screen) that is no member: `send-keys` or
  * `-X stuff` type into shells it runs outside every session. */
-LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, other)
+LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, sock, struct sock *, other)
 {
 	if (ret)
 		return ret;
@@ -145,10 +146,47 @@ LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, other)
 
 	if (g && g->kind == LG_INODE_SERVICE_SOCKET)
 		return refuse_object_act(session, LG_HOOK_SERVICE_SOCKET, d, BPF_CORE_READ(inode, i_ino), g->kind, 0);
+	if (g && g->kind == LG_INODE_BUS_SOCKET) {
+		/* A new connection starts at a message boundary. */
+		__u64 key = (__u64)sock;
+
+		bpf_map_delete_elem(&lg_bus_skip, &key);
+		return 0;
+	}
 	struct task_struct *server = listener_of(other);
 
 	if (!server || !runs_multiplexer(server) || server_of_session(other, server, session))
 		return 0;
 	return refuse_object_act(session, LG_HOOK_MULTIPLEXER, d, inode ? BPF_CORE_READ(inode, i_ino) : 0, 0,
 				 BPF_CORE_READ(server, tgid));
+}
+
+/* What a member sends over a bus connection (the peer is the bus's
+ * listening socket's, by inode): no call that has systemd or logind
+ * change the machine's services or power, so no `systemd-run`, and
+ * nothing the bus would read otherwise than this hook did. */
+LG_HOOK(socket_sendmsg, lg_socket_sendmsg, struct socket *, sock, struct msghdr *, msg, int, size)
+{
+	if (ret)
+		return ret;
+	__u64 session = member_session();
+
+	if (!session)
+		return 0;
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+
+	if (!sk || BPF_CORE_READ(sk, __sk_common.skc_family) != LG_AF_UNIX)
+		return 0;
+	struct unix_sock *peer = (void *)BPF_CORE_READ((struct unix_sock *)sk, peer);
+	struct dentry *d = peer ? BPF_CORE_READ(peer, path.dentry) : 0;
+	struct inode *inode = d ? BPF_CORE_READ(d, d_inode) : 0;
+	struct lg_guarded_inode *g = inode ? guarded_inode(inode) : 0;
+
+	if (!g || g->kind != LG_INODE_BUS_SOCKET)
+		return 0;
+	int verdict = bus_write_verdict(sk, msg, size > 0 ? size : 0);
+
+	if (!verdict)
+		return 0;
+	return refuse_object_act(session, LG_HOOK_SERVICE_BUS, d, BPF_CORE_READ(inode, i_ino), verdict, 0);
 }

@@ -51,6 +51,8 @@
 /* Filesystems that hold a protected tree, PID file or service directory,
  * whose free space the watcher measures. */
 #define LG_MAX_WATCHED_FILESYSTEMS 256
+/* Members' bus connections in the middle of writing a message. */
+#define LG_MAX_BUS_WRITERS 4096
 /* Arguments of one execve that the exec guard looks at, and the longest
  * argument it hashes; longer ones are hashed by their first bytes and
  * cannot match a policy word. */
@@ -96,7 +98,8 @@
 	X(OOM, 31, "oom", "the OOM killer's order: an oom_score_adj written by a member, or a member it took") \
 	X(USER_COUNTS, 32, "user_counts", "the last eighth of the user's inotify instances or watches, fanotify groups or marks") \
 	X(MULTIPLEXER, 33, "multiplexer", "a terminal multiplexer's server outside the session (tmux, screen), which runs what it is sent") \
-	X(FS_SPACE, 34, "fs_space", "a write to a filesystem a protected service keeps its files on, below its reserve ([sessions] fs_reserve)")
+	X(FS_SPACE, 34, "fs_space", "a write to a filesystem a protected service keeps its files on, below its reserve ([sessions] fs_reserve)") \
+	X(SERVICE_BUS, 35, "service_bus", "a D-Bus call that changes systemd's or logind's state (systemd-run, starting, stopping or killing a unit, power), or a bus write that cannot be read")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -125,6 +128,7 @@ enum lg_inode_kind {
 	LG_INODE_PROTECTED_TREE = 8, /* a [[protect]] path directory: it and all below */
 	LG_INODE_PROTECTED_FILE = 9, /* a protected file itself, under any of its names */
 	LG_INODE_MULTIPLEXER = 10,   /* a terminal multiplexer's binary (tmux, screen) */
+	LG_INODE_BUS_SOCKET = 11,    /* a D-Bus bus: open, but its calls to systemd and logind are read */
 };
 
 /* Levels a protected-tree check walks up from the object (its own dentry

@@ -180,7 +180,7 @@ TEST(Policy, ErrorsNameFileAndLine) {
         {"[sessions]\nallow = \"clock\"\n", "p.toml:2: `allow` must be an array of door names"},
         {"[sessions]\nallow = [\"task_kill\"]\n",
          "p.toml:2: `allow`: \"task_kill\" is no door a policy may open (these may: reboot, module, clock, "
-         "raw_io, power, securityfs, network, hostname, swap, oom, user_counts, fs_space)"},
+         "raw_io, power, securityfs, network, hostname, swap, oom, user_counts, fs_space, service_bus)"},
         {"[sessions]\nallow = [\"clocks\"]\n", "p.toml:2: `allow`: \"clocks\" is no door"},
         {"[sessions]\nallow = [3]\n", "p.toml:2: `allow`: this entry is no door"},
         {"[[protect]\n", "p.toml:1: "},

@@ -172,6 +172,13 @@ std::string describe_act(const lg_event& e) {
         case LG_HOOK_FS_SPACE:
             return "wrote to " + name + ", on a filesystem a protected service keeps its files on, with " +
                    obj + " bytes left: the reserve kept for the services ([sessions] fs_reserve)";
+        case LG_HOOK_SERVICE_BUS:
+            return e.detail == 1
+                       ? "called a method of systemd or logind that changes their state over the bus " + name +
+                             " (as systemd-run or systemctl start, stop and kill do)"
+                       : "wrote to the bus " + name +
+                             " what cannot be read as whole D-Bus messages (a header cut between writes, a splice, "
+                             "or too many messages at once)";
         case LG_HOOK_MULTIPLEXER:
             return "connected to the terminal multiplexer server " + std::to_string(e.target_pid) +
                    " (socket " + name + "), which runs outside the session what a client sends it";

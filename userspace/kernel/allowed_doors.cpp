@@ -35,7 +35,8 @@ bool allowable(std::uint32_t hook) {
         case LG_HOOK_SWAP:
         case LG_HOOK_OOM:
         case LG_HOOK_USER_COUNTS:
-        case LG_HOOK_FS_SPACE: return true;
+        case LG_HOOK_FS_SPACE:
+        case LG_HOOK_SERVICE_BUS: return true;
         default: return false;
     }
 }

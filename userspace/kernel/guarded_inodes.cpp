@@ -58,6 +58,7 @@ const char* inode_kind_name(std::uint32_t kind) {
         case LG_INODE_SERVICE_SOCKET: return "service-socket";
         case LG_INODE_PIN_DIR: return "pin-dir";
         case LG_INODE_MULTIPLEXER: return "multiplexer";
+        case LG_INODE_BUS_SOCKET: return "bus-socket";
         default: return "unknown";
     }
 }
@@ -116,14 +117,14 @@ std::vector<ControlBinary> find_control_binaries() {
     return out;
 }
 
-const std::vector<std::string>& service_manager_socket_patterns() {
-    static const std::vector<std::string> kPatterns = {
-        "/run/systemd/private",
-        "/run/dbus/system_bus_socket",
-        "/run/user/*/systemd/private",
-        "/run/user/*/bus",
+const std::vector<ServiceManagerSocket>& service_manager_sockets() {
+    static const std::vector<ServiceManagerSocket> kSockets = {
+        {"/run/systemd/private", false},
+        {"/run/dbus/system_bus_socket", true},
+        {"/run/user/*/systemd/private", false},
+        {"/run/user/*/bus", true},
     };
-    return kPatterns;
+    return kSockets;
 }
 
 }  // namespace liveguard

@@ -58,8 +58,15 @@ struct ControlBinary {
 // the standard command directories (each distinct file once).
 std::vector<ControlBinary> find_control_binaries();
 
-// Service manager sockets a policy may refuse to members: systemd's
-// private sockets and the D-Bus buses, system and per user. Globs.
-const std::vector<std::string>& service_manager_socket_patterns();
+// The service managers' sockets, system and per user (globs): systemd's
+// private sockets, which only systemctl uses and members never reach, and
+// the D-Bus buses, which stay open unless the policy closes them
+// ([sessions] refuse_service_manager_sockets) while what members send
+// over them to systemd and logind is read (bpf/lib/bus_message.h).
+struct ServiceManagerSocket {
+    std::string pattern;
+    bool bus;
+};
+const std::vector<ServiceManagerSocket>& service_manager_sockets();
 
 }  // namespace liveguard

@@ -59,7 +59,7 @@ bool Reconciler::apply() {
     // A package upgrade replaces a binary with a new inode.
     pass.owners.insert(kControlBinaries);
     for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
-    if (policy_.refuse_service_manager_sockets) want_service_manager_sockets(pass);
+    want_service_manager_sockets(pass);
     want_handoff_paths(pass);
     try {
         set_allowed_doors(maps_.allowed_doors.get(), policy_.allowed_doors);
@@ -181,10 +181,11 @@ void Reconciler::want_ports(const ProtectTarget& t, const std::vector<pid_t>& pi
 
 void Reconciler::want_service_manager_sockets(Pass& pass) {
     pass.owners.insert(kServiceManagerSockets);
-    for (const auto& pattern : service_manager_socket_patterns()) {
-        for (const auto& [dir, names] : glob_watch_dirs(pattern)) pass.dirs[dir].insert(names.begin(), names.end());
-        for (const auto& path : expand_glob(pattern))
-            want_inode(pass, path, LG_INODE_SERVICE_SOCKET, 0, kServiceManagerSockets);
+    for (const auto& s : service_manager_sockets()) {
+        std::uint32_t kind =
+            s.bus && !policy_.refuse_service_manager_sockets ? LG_INODE_BUS_SOCKET : LG_INODE_SERVICE_SOCKET;
+        for (const auto& [dir, names] : glob_watch_dirs(s.pattern)) pass.dirs[dir].insert(names.begin(), names.end());
+        for (const auto& path : expand_glob(s.pattern)) want_inode(pass, path, kind, 0, kServiceManagerSockets);
     }
 }
 

@@ -66,6 +66,7 @@ DOORS = {
     "user_counts": ["lg_file_alloc", "lg_path_notify"],
     "multiplexer": ["lg_unix_connect"],
     "fs_space": ["lg_file_permission"],
+    "service_bus": ["lg_socket_sendmsg"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -1376,3 +1377,88 @@ def netfilter_batch_begin():
         except OSError as e:
             return e.errno
     return 0
+
+
+# --- D-Bus, as its client libraries write it ---------------------------------
+
+SYSTEMD = "/org/freedesktop/systemd1"
+SYSTEMD_IFACE = "org.freedesktop.systemd1.Manager"
+
+
+def _pad(buf: bytearray, to: int):
+    buf.extend(b"\0" * (-len(buf) % to))
+
+
+def bus_message(path, member, interface=None, destination="org.freedesktop.systemd1",
+                signature="", body=b"", serial=1, big=False, kind=1):
+    """A D-Bus message (kind 1: a method call; 4: a signal), header fields
+    and body as sd-bus and libdbus lay them out."""
+    order = ">" if big else "<"
+    fields = bytearray()
+
+    def field(code, sig, value: bytes):
+        # Fields start 8-aligned; the fixed header before them is 16 bytes.
+        _pad(fields, 8)
+        fields.extend(bytes([code, 1, ord(sig), 0]))
+        if sig == "g":
+            fields.extend(bytes([len(value)]) + value + b"\0")
+        else:
+            fields.extend(struct.pack(order + "I", len(value)) + value + b"\0")
+
+    field(1, "o", path.encode())
+    if interface:
+        field(2, "s", interface.encode())
+    field(3, "s", member.encode())
+    if destination:
+        field(6, "s", destination.encode())
+    if signature:
+        field(8, "g", signature.encode())
+    msg = bytearray((b"B" if big else b"l") + bytes([kind, 0, 1]))
+    msg.extend(struct.pack(order + "III", len(body), serial, len(fields)))
+    msg.extend(fields)
+    _pad(msg, 8)
+    return bytes(msg) + body
+
+
+def bus_strings(*values, big=False) -> bytes:
+    """A body of D-Bus strings ("ss...")."""
+    order = ">" if big else "<"
+    out = bytearray()
+    for v in values:
+        _pad(out, 4)
+        out.extend(struct.pack(order + "I", len(v)) + v.encode() + b"\0")
+    return bytes(out)
+
+
+def transient_unit_call(command="/bin/true"):
+    """StartTransientUnit as `systemd-run` sends it: a name, a mode, the
+    properties (a Description: the command), no auxiliary units."""
+    body = bytearray(bus_strings("run-lg-doors.service", "fail"))
+    # a(sv) with one property: ("Description", <"s" command>)
+    _pad(body, 4)
+    at = len(body)
+    body.extend(b"\0\0\0\0")
+    _pad(body, 8)
+    start = len(body)
+    body.extend(struct.pack("<I", len("Description")) + b"Description\0")
+    body.extend(b"\x01s\0")
+    _pad(body, 4)
+    body.extend(struct.pack("<I", len(command)) + command.encode() + b"\0")
+    body[at:at + 4] = struct.pack("<I", len(body) - start)
+    _pad(body, 4)
+    body.extend(b"\0\0\0\0")  # a(sa(sv)): empty
+    return bus_message(SYSTEMD, "StartTransientUnit", SYSTEMD_IFACE,
+                       signature="ssa(sv)a(sa(sv))", body=bytes(body))
+
+
+def bus_connect(path):
+    """A client connection past authentication, as sd-bus starts one (it
+    sends its lines without waiting for the answers)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+        s.sendall(b"\0AUTH EXTERNAL 30\r\nNEGOTIATE_UNIX_FD\r\nBEGIN\r\n")
+    except BaseException:
+        s.close()
+        raise
+    return s

@@ -998,7 +998,8 @@ def test_sigurg_oob(gateway):
 
 
 # =============================================================================
-# service_socket: the service manager's sockets (the policy opts in).
+# service_socket: systemd's private sockets (and the buses, when the policy
+# closes them: [sessions] refuse_service_manager_sockets).
 # =============================================================================
 
 @door["service_socket"]
@@ -1013,6 +1014,92 @@ def test_service_socket_connect(tmp_path, path):
             s.connect(path)
     finally:
         s.close()
+
+
+# =============================================================================
+# service_bus: the buses stay open, but no call that has systemd or logind
+# change the machine's services (systemd-run, start, stop, kill) or power.
+# =============================================================================
+
+def _bus_calls():
+    unit = D.SYSTEMD + "/unit/hermes_2dgateway_2eservice"
+    return {
+        "systemd-run": [D.transient_unit_call("/bin/kill -TERM 1")],
+        "StopUnit": [D.bus_message(D.SYSTEMD, "StopUnit", D.SYSTEMD_IFACE, signature="ss",
+                                   body=D.bus_strings("hermes-gateway.service", "replace"))],
+        "unit Kill, no interface": [D.bus_message(unit, "Kill", signature="si",
+                                                  body=D.bus_strings("all") + b"\0\0\0\x0f")],
+        "Properties.Set": [D.bus_message(unit, "Set", "org.freedesktop.DBus.Properties")],
+        "logind PowerOff": [D.bus_message("/org/freedesktop/login1", "PowerOff",
+                                          "org.freedesktop.login1.Manager",
+                                          destination="org.freedesktop.login1", signature="b",
+                                          body=b"\0\0\0\0")],
+        "to systemd's unique name": [D.bus_message(D.SYSTEMD, "StopUnit", D.SYSTEMD_IFACE,
+                                                   destination=":1.0", signature="ss",
+                                                   body=D.bus_strings("hermes-gateway.service", "replace"))],
+        "big-endian": [D.bus_message(D.SYSTEMD, "StopUnit", D.SYSTEMD_IFACE, signature="ss", big=True,
+                                     body=D.bus_strings("hermes-gateway.service", "replace", big=True))],
+        "after a harmless call, one write": [
+            D.bus_message("/org/freedesktop/DBus", "Hello", "org.freedesktop.DBus",
+                          destination="org.freedesktop.DBus") + D.transient_unit_call()],
+        "header cut between writes": [D.transient_unit_call()[:20], D.transient_unit_call()[20:]],
+    }
+
+
+@door["service_bus"]
+@pytest.mark.parametrize("how", list(_bus_calls()))
+def test_service_bus_manager_call(gateway, how):
+    writes = _bus_calls()[how]
+    s = D.bus_connect(CFG["bus_sockets"][0])
+    try:
+        with pytest.raises(PermissionError):
+            for w in writes:
+                s.sendall(w)
+    finally:
+        s.close()
+    assert_kept(gateway)
+
+
+@door["service_bus"]
+def test_service_bus_pipelined_with_begin():
+    """BEGIN and the first call in one write, as a client may send them."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(CFG["bus_sockets"][1])
+        with pytest.raises(PermissionError):
+            s.sendall(b"\0AUTH EXTERNAL 30\r\nBEGIN\r\n" + D.transient_unit_call())
+    finally:
+        s.close()
+
+
+def test_pass_service_bus_reads_and_other_services():
+    """What suites do over the bus goes through: reading systemd's state,
+    calls to other services, signals, a large body over several writes."""
+    unit = D.SYSTEMD + "/unit/hermes_2dgateway_2eservice"
+    big = D.bus_message("/org/example/Store", "Put", "org.example.Store",
+                        destination="org.example.Store", signature="s",
+                        body=D.bus_strings("x" * 200000))
+    writes = [
+        D.bus_message("/org/freedesktop/DBus", "Hello", "org.freedesktop.DBus", destination="org.freedesktop.DBus"),
+        D.bus_message(D.SYSTEMD, "GetUnit", D.SYSTEMD_IFACE, signature="s",
+                      body=D.bus_strings("hermes-gateway.service")),
+        D.bus_message(D.SYSTEMD, "ListUnits", D.SYSTEMD_IFACE),
+        D.bus_message(unit, "Get", "org.freedesktop.DBus.Properties", signature="ss",
+                      body=D.bus_strings("org.freedesktop.systemd1.Unit", "ActiveState")),
+        D.bus_message(D.SYSTEMD, "Introspect", "org.freedesktop.DBus.Introspectable"),
+        D.bus_message("/org/freedesktop/systemd1x", "StopUnit", destination="org.example.Other"),
+        D.bus_message("/org/example/Thing", "Changed", "org.example.Thing", destination=None, kind=4),
+        big[:70000], big[70000:140000], big[140000:],
+        D.bus_message(D.SYSTEMD, "GetUnit", D.SYSTEMD_IFACE, signature="s",
+                      body=D.bus_strings("hermes-gateway.service")),
+    ]
+    for path in CFG["bus_sockets"]:
+        s = D.bus_connect(path)
+        try:
+            for w in writes:
+                s.sendall(w)
+        finally:
+            s.close()
 
 
 # =============================================================================
@@ -1420,6 +1507,20 @@ def test_handoff_spool_entry(gateway):
         with open(path, "w") as f:
             f.write("* * * * * root kill -TERM $(cat /run/hermes/gateway.pid)\n")
     assert not os.path.exists(path)
+    assert_kept(gateway)
+
+
+@door["path"]
+def test_handoff_at_job(gateway, tmp_path):
+    """`at now` with atd running outside the session: the job would run
+    outside it, so the queue (the built-in hand-off spool) takes nothing."""
+    ran = f"{CFG['at_ran']}-{uuid.uuid4().hex[:8]}"
+    job = tmp_path / "job"
+    job.write_text(f"touch {ran}\n")
+    r = run(["at", "-f", str(job), "now"])
+    assert r.returncode != 0, f"at took the job: {describe(r)}"
+    time.sleep(2)  # long enough for atd to have run a queued job
+    assert not os.path.exists(ran), "atd ran the member's job"
     assert_kept(gateway)
 
 

@@ -171,7 +171,18 @@ def test_outside_open_control_fifo(path):
     os.close(fd)
 
 
-@pytest.mark.parametrize("path", CFG["sockets"])
+def test_outside_service_bus_manager_calls():
+    for path in CFG["bus_sockets"]:
+        s = D.bus_connect(path)
+        try:
+            s.sendall(D.transient_unit_call())
+            s.sendall(D.transient_unit_call()[:20])
+            s.sendall(D.transient_unit_call()[20:])
+        finally:
+            s.close()
+
+
+@pytest.mark.parametrize("path", CFG["sockets"] + CFG["bus_sockets"])
 def test_outside_connect_service_socket(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -356,6 +367,20 @@ def test_outside_terminal_of_protected_process(name):
         assert D.terminal_acts()[name](fd, pid) == 0
     finally:
         os.close(fd)
+
+
+def test_outside_at_job_runs(tmp_path):
+    ran = f"{CFG['at_ran']}-outside"
+    job = tmp_path / "job"
+    job.write_text(f"touch {ran}\n")
+    r = D.run(["at", "-f", str(job), "now"])
+    assert r.returncode == 0, D.describe(r)
+    for _ in range(100):
+        if os.path.exists(ran):
+            break
+        time.sleep(0.1)
+    assert os.path.exists(ran), "atd did not run the job"
+    os.unlink(ran)
 
 
 def test_outside_handoff_spool_and_fifo():

@@ -1,0 +1,356 @@
+/* What a member writes to a D-Bus bus socket, read as the bus daemon will
+ * read it: the authentication lines, then messages, whose headers say
+ * which object a method call goes to and which method it calls.
+ *
+ * The bus itself stays open (suites talk to many services over it); what
+ * is refused is a method call that changes the state of the machine's
+ * managers, systemd (every object under /org/freedesktop/systemd1: start,
+ * stop, kill, transient units as `systemd-run` makes them, properties) and
+ * logind (power off, reboot, sessions), whichever bus name it is sent to.
+ * Reading them is allowed: methods named Get*, List*, Lookup*, Dump*,
+ * (Un)Subscribe, Introspect, Ping.
+ *
+ * The stream is followed across writes: a write may end inside a message
+ * whose header was read, and the rest of it (lg_bus_skip, by socket) is
+ * skipped in the next. What cannot be read this way is refused, never
+ * guessed: a header cut between writes or segments, a header longer than
+ * LG_BUS_READ, a write that is not from user memory (splice), more than
+ * LG_BUS_STEPS lines and messages in one write. The libraries (sd-bus,
+ * libdbus, GDBus, dbus-python, zbus) write whole headers. */
+#ifndef LG_BPF_BUS_MESSAGE_H
+#define LG_BPF_BUS_MESSAGE_H
+
+#include "common.h"
+#include "maps.h"
+
+#define LG_BUS_READ 512
+#define LG_BUS_STEPS 16
+#define LG_BUS_SEGMENTS 8
+/* The longest authentication line read (AUTH EXTERNAL with a uid in hex
+ * is 30 bytes). */
+#define LG_BUS_LINE 128
+/* The fixed part of a message header, before its fields. */
+#define LG_BUS_FIXED 16
+#define LG_BUS_METHOD_CALL 1
+#define LG_BUS_FIELD_PATH 1
+#define LG_BUS_FIELD_MEMBER 3
+
+/* Eight more bytes than are read: a four-byte value at a masked offset
+ * near the end stays inside the buffer. */
+struct lg_bus_buf {
+	unsigned char c[LG_BUS_READ + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lg_bus_buf);
+} lg_bus_scratch __weak SEC(".maps");
+
+/* Bytes of a message a member's bus connection still has to write, the
+ * header already read; by socket. An entry goes when the message ends or
+ * the socket connects again; a full map refuses the write. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_BUS_WRITERS);
+	__type(key, __u64);
+	__type(value, __u64);
+} lg_bus_skip __weak SEC(".maps");
+
+/* iov_iter before 6.4 named its iovec array `iov`. */
+struct iov_iter___iov {
+	const struct iovec *iov;
+} __attribute__((preserve_access_index));
+
+/* Where the bytes of a write are: one user buffer, or up to
+ * LG_BUS_SEGMENTS iovecs. */
+struct lg_bus_write {
+	const void *base[LG_BUS_SEGMENTS];
+	__u64 len[LG_BUS_SEGMENTS];
+	__u32 segments;
+};
+
+/* 0, or -1 when the write is not from user memory. */
+static __always_inline int bus_write_segments(struct msghdr *msg, struct lg_bus_write *w)
+{
+	struct iov_iter *it = &msg->msg_iter;
+	__u8 type = BPF_CORE_READ(it, iter_type);
+	__u64 skip = BPF_CORE_READ(it, iov_offset);
+	__u64 left = BPF_CORE_READ(it, count);
+
+	w->segments = 0;
+	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
+		w->base[0] = (const char *)BPF_CORE_READ(it, ubuf) + skip;
+		w->len[0] = left;
+		w->segments = 1;
+		return 0;
+	}
+	if (type != bpf_core_enum_value(enum iter_type, ITER_IOVEC))
+		return -1;
+	const struct iovec *iov;
+
+	if (bpf_core_field_exists(it->__iov))
+		iov = BPF_CORE_READ(it, __iov);
+	else
+		iov = BPF_CORE_READ((struct iov_iter___iov *)it, iov);
+	__u64 segs = BPF_CORE_READ(it, nr_segs);
+
+	for (int i = 0; i < LG_BUS_SEGMENTS; i++) {
+		if (i >= segs || !left)
+			break;
+		struct iovec v;
+
+		if (bpf_probe_read_kernel(&v, sizeof(v), &iov[i]))
+			return -1;
+		__u64 n = v.iov_len > skip ? v.iov_len - skip : 0;
+
+		if (n > left)
+			n = left;
+		w->base[i] = (const char *)v.iov_base + skip;
+		w->len[i] = n;
+		w->segments = i + 1;
+		left -= n;
+		skip = 0;
+	}
+	/* More iovecs than read: bytes beyond them go unread, so refuse. */
+	return left ? -1 : 0;
+}
+
+/* Copy up to LG_BUS_READ bytes at pos of the write into buf; the number
+ * copied, which is less only when the segment ends; 0 when pos is past
+ * the write or the bytes cannot be read. */
+static __always_inline __u32 bus_read_at(struct lg_bus_write *w, __u64 pos, struct lg_bus_buf *buf)
+{
+	for (int i = 0; i < LG_BUS_SEGMENTS; i++) {
+		if (i >= w->segments)
+			return 0;
+		__u64 len = w->len[i & (LG_BUS_SEGMENTS - 1)];
+
+		if (pos >= len) {
+			pos -= len;
+			continue;
+		}
+		__u64 n = len - pos;
+
+		if (n > LG_BUS_READ)
+			n = LG_BUS_READ;
+		n &= (LG_BUS_READ << 1) - 1;
+		if (!n || n > LG_BUS_READ)
+			return 0;
+		if (bpf_probe_read_user(buf->c, n, w->base[i & (LG_BUS_SEGMENTS - 1)] + pos))
+			return 0;
+		return n;
+	}
+	return 0;
+}
+
+static __always_inline __u32 bus_u32(const unsigned char *p, bool big)
+{
+	return big ? ((__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3])
+		   : ((__u32)p[3] << 24 | (__u32)p[2] << 16 | (__u32)p[1] << 8 | p[0]);
+}
+
+static __always_inline bool bus_has(const unsigned char *b, __u32 at, __u32 have, const char *s, __u32 n)
+{
+	if (at + n > have)
+		return false;
+	for (__u32 i = 0; i < n; i++)
+		if (b[(at + i) & (LG_BUS_READ - 1)] != (unsigned char)s[i])
+			return false;
+	return true;
+}
+
+/* A method whose name reads state (Get*, List*, ...). */
+static __always_inline bool bus_reading_member(const unsigned char *b, __u32 at, __u32 have)
+{
+	return bus_has(b, at, have, "Get", 3) || bus_has(b, at, have, "List", 4) ||
+	       bus_has(b, at, have, "Lookup", 6) || bus_has(b, at, have, "Dump", 4) ||
+	       bus_has(b, at, have, "Subscribe", 9) || bus_has(b, at, have, "Unsubscribe", 11) ||
+	       bus_has(b, at, have, "Introspect", 10) || bus_has(b, at, have, "Ping", 4);
+}
+
+/* A path of systemd's or logind's objects. */
+static __always_inline bool bus_manager_path(const unsigned char *b, __u32 at, __u32 len, __u32 have)
+{
+	/* "/org/freedesktop/systemd1" and below, "/org/freedesktop/login1" and below */
+	if (!bus_has(b, at, have, "/org/freedesktop/", 17))
+		return false;
+	at += 17;
+	if (len >= 25 && bus_has(b, at, have, "systemd1", 8))
+		return len == 25 || bus_has(b, at + 8, have, "/", 1);
+	if (len >= 23 && bus_has(b, at, have, "login1", 6))
+		return len == 23 || bus_has(b, at + 6, have, "/", 1);
+	return false;
+}
+
+enum lg_bus_verdict {
+	LG_BUS_PASS = 0,
+	LG_BUS_MANAGER_CALL = 1, /* a call that changes systemd's or logind's state */
+	LG_BUS_UNREADABLE = 2,   /* a write that cannot be followed (see above) */
+};
+
+/* The header of the message at the start of buf (have bytes of it): its
+ * whole length in *total; whether it calls a manager's method that
+ * changes state. */
+static __always_inline int bus_message(const unsigned char *b, __u32 have, __u64 *total)
+{
+	if (have < LG_BUS_FIXED)
+		return LG_BUS_UNREADABLE;
+	bool big = b[0] == 'B';
+	__u32 body = bus_u32(b + 4, big);
+	__u32 fields = bus_u32(b + 12, big);
+	__u32 end = LG_BUS_FIXED + fields;
+
+	if (fields > LG_BUS_READ || end > have)
+		return LG_BUS_UNREADABLE;
+	*total = ((end + 7) & ~7U) + (__u64)body;
+	if (b[1] != LG_BUS_METHOD_CALL)
+		return LG_BUS_PASS;
+	__u32 path_at = 0, path_len = 0, member_at = 0;
+	__u32 at = LG_BUS_FIXED;
+
+	/* Each field: code, signature (length, one type, NUL), value. */
+	for (int i = 0; i < 12; i++) {
+		at = (at + 7) & ~7U;
+		if (at + 4 > end || at + 4 > LG_BUS_READ)
+			break;
+		__u8 code = b[at & (LG_BUS_READ - 1)];
+		__u8 siglen = b[(at + 1) & (LG_BUS_READ - 1)];
+		__u8 sig = b[(at + 2) & (LG_BUS_READ - 1)];
+
+		if (siglen != 1)
+			return LG_BUS_UNREADABLE;
+		at += 4;
+		if (sig == 's' || sig == 'o' || sig == 'g') {
+			__u32 n;
+
+			if (sig == 'g') {
+				if (at + 1 > end)
+					return LG_BUS_UNREADABLE;
+				n = b[at & (LG_BUS_READ - 1)];
+				at += 1;
+			} else {
+				at = (at + 3) & ~3U;
+				if (at + 4 > end || at + 4 > LG_BUS_READ)
+					return LG_BUS_UNREADABLE;
+				n = bus_u32(b + (at & (LG_BUS_READ - 1)), big);
+				at += 4;
+			}
+			if (n > LG_BUS_READ || at + n + 1 > end)
+				return LG_BUS_UNREADABLE;
+			if (code == LG_BUS_FIELD_PATH) {
+				path_at = at;
+				path_len = n;
+			} else if (code == LG_BUS_FIELD_MEMBER) {
+				member_at = at;
+			}
+			at += n + 1;
+		} else if (sig == 'u') {
+			at = ((at + 3) & ~3U) + 4;
+		} else {
+			return LG_BUS_UNREADABLE;
+		}
+	}
+	if (at < end)
+		return LG_BUS_UNREADABLE;
+	if (!path_at || !bus_manager_path(b, path_at, path_len, have))
+		return LG_BUS_PASS;
+	if (member_at && bus_reading_member(b, member_at, have))
+		return LG_BUS_PASS;
+	return LG_BUS_MANAGER_CALL;
+}
+
+/* An authentication line the client sends (the bus daemon's answers come
+ * the other way): its length with CRLF, or 0. */
+static __always_inline __u32 bus_auth_line(const unsigned char *b, __u32 have)
+{
+	if (!(bus_has(b, 0, have, "AUTH", 4) || bus_has(b, 0, have, "BEGIN", 5) ||
+	      bus_has(b, 0, have, "NEGOTIATE_UNIX_FD", 17) || bus_has(b, 0, have, "DATA", 4) ||
+	      bus_has(b, 0, have, "CANCEL", 6) || bus_has(b, 0, have, "ERROR", 5)))
+		return 0;
+	for (__u32 i = 1; i < LG_BUS_LINE; i++) {
+		if (i + 1 >= have)
+			return 0;
+		if (b[i & (LG_BUS_READ - 1)] == '\r' && b[(i + 1) & (LG_BUS_READ - 1)] == '\n')
+			return i + 2;
+	}
+	return 0;
+}
+
+/* What the bytes at the start of buf (have of them) are: a NUL (the
+ * credentials byte), an authentication line or a message. How many bytes
+ * they take, or one of the verdicts below.
+ *
+ * A global function: the verifier checks it once, on its own, not again
+ * for each step of the caller's loop. */
+#define LG_BUS_STEP_MANAGER_CALL ((__u64)-1)
+#define LG_BUS_STEP_UNREADABLE ((__u64)-2)
+
+__noinline __u64 lg_bus_step(struct lg_bus_buf *buf, __u32 have)
+{
+	if (!buf || !have || have > LG_BUS_READ)
+		return LG_BUS_STEP_UNREADABLE;
+	unsigned char first = buf->c[0];
+
+	if (first == 0)
+		return 1;
+	/* A message begins with its byte order and its type (1 to 4), which
+	 * tells a big-endian one from the line BEGIN. */
+	if ((first == 'l' || first == 'B') && buf->c[1] >= 1 && buf->c[1] <= 4) {
+		__u64 total = 0;
+		int v = bus_message(buf->c, have, &total);
+
+		if (v == LG_BUS_MANAGER_CALL)
+			return LG_BUS_STEP_MANAGER_CALL;
+		if (v || !total)
+			return LG_BUS_STEP_UNREADABLE;
+		return total;
+	}
+	__u32 line = bus_auth_line(buf->c, have);
+
+	return line ? line : LG_BUS_STEP_UNREADABLE;
+}
+
+/* What a member's write of size bytes to a bus connection (sk) does. */
+static __noinline int bus_write_verdict(struct sock *sk, struct msghdr *msg, __u64 size)
+{
+	__u64 key = (__u64)sk;
+	__u64 *skip = bpf_map_lookup_elem(&lg_bus_skip, &key);
+	__u64 pos = skip ? *skip : 0;
+	__u32 zero = 0;
+	struct lg_bus_buf *buf = bpf_map_lookup_elem(&lg_bus_scratch, &zero);
+	struct lg_bus_write w = {};
+
+	if (!buf)
+		return LG_BUS_UNREADABLE;
+	if (bus_write_segments(msg, &w))
+		return LG_BUS_UNREADABLE;
+	for (int i = 0; i < LG_BUS_STEPS; i++) {
+		if (pos >= size)
+			break;
+		__u64 step = lg_bus_step(buf, bus_read_at(&w, pos, buf));
+
+		if (step == LG_BUS_STEP_MANAGER_CALL)
+			return LG_BUS_MANAGER_CALL;
+		if (step == LG_BUS_STEP_UNREADABLE)
+			return LG_BUS_UNREADABLE;
+		pos += step;
+	}
+	if (pos < size)
+		return LG_BUS_UNREADABLE;
+	if (pos == size) {
+		if (skip)
+			bpf_map_delete_elem(&lg_bus_skip, &key);
+		return LG_BUS_PASS;
+	}
+	__u64 rest = pos - size;
+
+	if (skip) {
+		*skip = rest;
+		return LG_BUS_PASS;
+	}
+	return bpf_map_update_elem(&lg_bus_skip, &key, &rest, BPF_ANY) ? LG_BUS_UNREADABLE : LG_BUS_PASS;
+}
+
+#endif
