@@ -13,6 +13,7 @@
 #include "lib/gate.h"
 #include "lib/inodes.h"
 #include "lib/trees.h"
+#include "lib/mapped.h"
 
 static __always_inline bool name_is(struct dentry *d, const char *want, int len)
 {
@@ -122,6 +123,17 @@ static __always_inline bool is_fifo(struct inode *inode)
 	return (inode->i_mode & S_IFMT) == S_IFIFO;
 }
 
+/* A member's write or truncation of a file a protected process maps. */
+static __always_inline int mapped_change(__u64 session, struct dentry *d, struct inode *inode, __u32 detail)
+{
+	int mapped = mapped_by_protected(inode);
+
+	if (!mapped)
+		return 0;
+	return refuse_object_act(session, LG_HOOK_MAPPED, d, BPF_CORE_READ(inode, i_ino),
+				 detail | (mapped == LG_MAPPED_WIDELY ? LG_MAPPED_DETAIL_WIDELY : 0), 0);
+}
+
 /* A write, or an open for writing, of `file`. `detail` tells the two
  * apart in the event. Every write on the machine comes here: the file's
  * kind rules out nearly all of them before any map is asked. */
@@ -138,9 +150,13 @@ static __noinline int candidate_writes(struct task_struct *leader, struct file *
 		       magic == SECURITYFS_MAGIC;
 	struct lg_guarded_inode *g = 0;
 
-	/* A regular file: only a protected tree or file can make it matter. */
-	if (!special && (inode->i_mode & S_IFMT) == S_IFREG)
-		return tree_change(session, file->f_path.dentry, LG_PATH_WRITE | detail);
+	/* A regular file: only a protected tree or file can make it matter,
+	 * or a protected process's mapping of it. */
+	if (!special && (inode->i_mode & S_IFMT) == S_IFREG) {
+		int refused = tree_change(session, file->f_path.dentry, LG_PATH_WRITE | detail);
+
+		return refused ? refused : mapped_change(session, file->f_path.dentry, inode, LG_PATH_WRITE | detail);
+	}
 	/* Control FIFOs are named FIFOs; anonymous pipes never are. */
 	if (!special && (!is_fifo(inode) || magic == PIPEFS_MAGIC))
 		return 0;
@@ -240,9 +256,16 @@ LG_HOOK(file_permission, lg_file_permission, struct file *, file, int, mask)
 
 /* Mode, owner, times and size (truncate, ftruncate, O_TRUNC) all pass
  * notify_change(). */
-LG_HOOK(inode_setattr, lg_inode_setattr, struct dentry *, dentry)
+LG_HOOK(inode_setattr, lg_inode_setattr, struct dentry *, dentry, struct iattr *, attr)
 {
-	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_SETATTR);
+	if (ret)
+		return ret;
+	__u64 session = member_session();
+	int refused = tree_change(session, dentry, LG_PATH_SETATTR);
+
+	if (refused || !session || !(BPF_CORE_READ(attr, ia_valid) & LG_ATTR_SIZE))
+		return refused;
+	return mapped_change(session, dentry, BPF_CORE_READ(dentry, d_inode), LG_PATH_SETATTR);
 }
 
 LG_HOOK(inode_setxattr, lg_inode_setxattr, struct dentry *, dentry)
@@ -269,12 +292,17 @@ LG_HOOK(inode_remove_acl, lg_inode_remove_acl, struct dentry *, dentry)
 	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
 
-/* A lock or lease on a protected file blocks the service that takes its
- * own (a read-only descriptor is enough for flock and F_RDLCK); letting
- * one go is always allowed. */
+/* A lock or lease on a protected file, or one a protected process maps,
+ * blocks the service that takes its own (a read-only descriptor is enough
+ * for flock and F_RDLCK); letting one go is always allowed. */
 LG_HOOK(file_lock, lg_file_lock, struct file *, file, unsigned int, cmd)
 {
 	if (ret || cmd == LG_F_UNLCK)
 		return ret;
-	return tree_change(member_session(), file->f_path.dentry, LG_PATH_LOCK);
+	__u64 session = member_session();
+	int refused = tree_change(session, file->f_path.dentry, LG_PATH_LOCK);
+
+	if (refused || !session)
+		return refused;
+	return mapped_change(session, file->f_path.dentry, file->f_inode, LG_PATH_LOCK);
 }

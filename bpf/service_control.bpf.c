@@ -184,9 +184,30 @@ LG_HOOK(socket_sendmsg, lg_socket_sendmsg, struct socket *, sock, struct msghdr 
 
 	if (!g || g->kind != LG_INODE_BUS_SOCKET)
 		return 0;
-	int verdict = bus_write_verdict(sk, msg, size > 0 ? size : 0);
+	/* The stream is followed once per write. In the fmod_ret form the
+	 * two programs (in either order) both see it: the first that allows
+	 * it leaves a note the other takes instead of following the stream
+	 * again. A note names the write exactly (its msghdr, buffer, length
+	 * and the moment), so one left over by a program the kernel skipped
+	 * does not pass a later write. */
+	__u64 thread = bpf_get_current_pid_tgid();
+	struct lg_bus_note note = {.msg = (__u64)msg, .size = size > 0 ? size : 0,
+				   .at = bpf_ktime_get_boot_ns()};
 
-	if (!verdict)
+	if (lg_fmod_ret_form) {
+		struct lg_bus_note *seen = bpf_map_lookup_elem(&lg_bus_allowed, &thread);
+
+		if (seen && seen->msg == note.msg && seen->size == note.size && note.at - seen->at < LG_BUS_NOTE_NS) {
+			bpf_map_delete_elem(&lg_bus_allowed, &thread);
+			return 0;
+		}
+	}
+	int verdict = bus_write_verdict(sk, msg, note.size);
+
+	if (!verdict) {
+		if (lg_fmod_ret_form)
+			bpf_map_update_elem(&lg_bus_allowed, &thread, &note, BPF_ANY);
 		return 0;
+	}
 	return refuse_object_act(session, LG_HOOK_SERVICE_BUS, d, BPF_CORE_READ(inode, i_ino), verdict, 0);
 }

@@ -29,6 +29,8 @@
 /* The longest authentication line read (AUTH EXTERNAL with a uid in hex
  * is 30 bytes). */
 #define LG_BUS_LINE 128
+/* Header fields read (a method call has at most nine kinds). */
+#define LG_BUS_FIELDS 12
 /* The fixed part of a message header, before its fields. */
 #define LG_BUS_FIXED 16
 #define LG_BUS_METHOD_CALL 1
@@ -57,6 +59,27 @@ struct {
 	__type(key, __u64);
 	__type(value, __u64);
 } lg_bus_skip __weak SEC(".maps");
+
+/* In the fmod_ret form, the write a thread's first program allowed, so
+ * the other does not follow the stream a second time. A full map makes
+ * the second read the write again, which can refuse a message that runs
+ * on into later writes, never pass one. */
+struct lg_bus_note {
+	__u64 msg;
+	__u64 size;
+	__u64 at;
+};
+
+/* How long after the first program the second may take a note: they run
+ * one after the other, on one task. */
+#define LG_BUS_NOTE_NS 10000000ULL
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_BUS_WRITERS);
+	__type(key, __u64);
+	__type(value, struct lg_bus_note);
+} lg_bus_allowed __weak SEC(".maps");
 
 /* iov_iter before 6.4 named its iovec array `iov`. */
 struct iov_iter___iov {
@@ -161,27 +184,38 @@ static __always_inline bool bus_has(const unsigned char *b, __u32 at, __u32 have
 	return true;
 }
 
-/* A method whose name reads state (Get*, List*, ...). */
-static __always_inline bool bus_reading_member(const unsigned char *b, __u32 at, __u32 have)
+/* Whether a method call to the object at path (path_len bytes at path_at)
+ * named by the member at member_at is one that changes systemd's or
+ * logind's state: an object of theirs, a method that is not a read.
+ * Global functions like this one are checked by the verifier once, on
+ * their own. */
+__noinline int lg_bus_manager_call(struct lg_bus_buf *buf, __u32 have, __u32 path_at, __u32 path_len,
+				   __u32 member_at)
 {
-	return bus_has(b, at, have, "Get", 3) || bus_has(b, at, have, "List", 4) ||
-	       bus_has(b, at, have, "Lookup", 6) || bus_has(b, at, have, "Dump", 4) ||
-	       bus_has(b, at, have, "Subscribe", 9) || bus_has(b, at, have, "Unsubscribe", 11) ||
-	       bus_has(b, at, have, "Introspect", 10) || bus_has(b, at, have, "Ping", 4);
-}
+	if (!buf || have > LG_BUS_READ || !path_at || path_at >= LG_BUS_READ || path_len > LG_BUS_READ)
+		return 0;
+	const unsigned char *b = buf->c;
+	__u32 at = path_at;
 
-/* A path of systemd's or logind's objects. */
-static __always_inline bool bus_manager_path(const unsigned char *b, __u32 at, __u32 len, __u32 have)
-{
 	/* "/org/freedesktop/systemd1" and below, "/org/freedesktop/login1" and below */
 	if (!bus_has(b, at, have, "/org/freedesktop/", 17))
-		return false;
+		return 0;
 	at += 17;
-	if (len >= 25 && bus_has(b, at, have, "systemd1", 8))
-		return len == 25 || bus_has(b, at + 8, have, "/", 1);
-	if (len >= 23 && bus_has(b, at, have, "login1", 6))
-		return len == 23 || bus_has(b, at + 6, have, "/", 1);
-	return false;
+	bool manager = false;
+
+	if (path_len >= 25 && bus_has(b, at, have, "systemd1", 8))
+		manager = path_len == 25 || bus_has(b, at + 8, have, "/", 1);
+	else if (path_len >= 23 && bus_has(b, at, have, "login1", 6))
+		manager = path_len == 23 || bus_has(b, at + 6, have, "/", 1);
+	if (!manager)
+		return 0;
+	if (!member_at || member_at >= LG_BUS_READ)
+		return 1;
+	at = member_at;
+	return !(bus_has(b, at, have, "Get", 3) || bus_has(b, at, have, "List", 4) ||
+		 bus_has(b, at, have, "Lookup", 6) || bus_has(b, at, have, "Dump", 4) ||
+		 bus_has(b, at, have, "Subscribe", 9) || bus_has(b, at, have, "Unsubscribe", 11) ||
+		 bus_has(b, at, have, "Introspect", 10) || bus_has(b, at, have, "Ping", 4));
 }
 
 enum lg_bus_verdict {
@@ -190,81 +224,114 @@ enum lg_bus_verdict {
 	LG_BUS_UNREADABLE = 2,   /* a write that cannot be followed (see above) */
 };
 
-/* The header of the message at the start of buf (have bytes of it): its
- * whole length in *total; whether it calls a manager's method that
- * changes state. */
-static __always_inline int bus_message(const unsigned char *b, __u32 have, __u64 *total)
+/* The walk over a message's header fields. */
+struct lg_bus_fields {
+	struct lg_bus_buf *buf;
+	__u32 at;
+	__u32 end;
+	__u32 path_at;
+	__u32 path_len;
+	__u32 member_at;
+	bool big;
+	bool unreadable;
+};
+
+/* One header field: code, signature (length, one type, NUL), value. A
+ * bpf_loop callback. */
+static long bus_field(__u32 i, struct lg_bus_fields *f)
 {
-	if (have < LG_BUS_FIXED)
-		return LG_BUS_UNREADABLE;
+	const unsigned char *b = f->buf->c;
+	__u32 end = f->end;
+	__u32 at = (f->at + 7) & ~7U;
+
+	if (at >= end || end > LG_BUS_READ)
+		return 1;
+	if (at + 4 > end) {
+		f->unreadable = true;
+		return 1;
+	}
+	__u8 code = b[at & (LG_BUS_READ - 1)];
+	__u8 siglen = b[(at + 1) & (LG_BUS_READ - 1)];
+	__u8 sig = b[(at + 2) & (LG_BUS_READ - 1)];
+	__u32 n;
+
+	at += 4;
+	if (siglen != 1) {
+		f->unreadable = true;
+		return 1;
+	}
+	if (sig == 'u') {
+		f->at = ((at + 3) & ~3U) + 4;
+		return 0;
+	}
+	if (sig == 'g') {
+		n = b[at & (LG_BUS_READ - 1)];
+		at += 1;
+	} else if (sig == 's' || sig == 'o') {
+		at = (at + 3) & ~3U;
+		if (at + 4 > end) {
+			f->unreadable = true;
+			return 1;
+		}
+		n = bus_u32(b + (at & (LG_BUS_READ - 1)), f->big);
+		at += 4;
+	} else {
+		f->unreadable = true;
+		return 1;
+	}
+	if (n > LG_BUS_READ || at + n + 1 > end) {
+		f->unreadable = true;
+		return 1;
+	}
+	if (code == LG_BUS_FIELD_PATH) {
+		f->path_at = at;
+		f->path_len = n;
+	} else if (code == LG_BUS_FIELD_MEMBER) {
+		f->member_at = at;
+	}
+	f->at = at + n + 1;
+	return 0;
+}
+
+/* The message at the start of buf (have bytes of it): its whole length,
+ * or LG_BUS_STEP_MANAGER_CALL / LG_BUS_STEP_UNREADABLE. */
+#define LG_BUS_STEP_MANAGER_CALL ((__u64)-1)
+#define LG_BUS_STEP_UNREADABLE ((__u64)-2)
+
+__noinline __u64 lg_bus_message(struct lg_bus_buf *buf, __u32 have)
+{
+	if (!buf || have < LG_BUS_FIXED || have > LG_BUS_READ)
+		return LG_BUS_STEP_UNREADABLE;
+	const unsigned char *b = buf->c;
 	bool big = b[0] == 'B';
 	__u32 body = bus_u32(b + 4, big);
 	__u32 fields = bus_u32(b + 12, big);
+
+	if (fields > LG_BUS_READ - LG_BUS_FIXED || LG_BUS_FIXED + fields > have)
+		return LG_BUS_STEP_UNREADABLE;
 	__u32 end = LG_BUS_FIXED + fields;
+	__u64 total = ((end + 7) & ~7U) + (__u64)body;
 
-	if (fields > LG_BUS_READ || end > have)
-		return LG_BUS_UNREADABLE;
-	*total = ((end + 7) & ~7U) + (__u64)body;
 	if (b[1] != LG_BUS_METHOD_CALL)
-		return LG_BUS_PASS;
-	__u32 path_at = 0, path_len = 0, member_at = 0;
-	__u32 at = LG_BUS_FIXED;
+		return total;
+	struct lg_bus_fields f = {.buf = buf, .at = LG_BUS_FIXED, .end = end, .big = big};
 
-	/* Each field: code, signature (length, one type, NUL), value. */
-	for (int i = 0; i < 12; i++) {
-		at = (at + 7) & ~7U;
-		if (at + 4 > end || at + 4 > LG_BUS_READ)
-			break;
-		__u8 code = b[at & (LG_BUS_READ - 1)];
-		__u8 siglen = b[(at + 1) & (LG_BUS_READ - 1)];
-		__u8 sig = b[(at + 2) & (LG_BUS_READ - 1)];
-
-		if (siglen != 1)
-			return LG_BUS_UNREADABLE;
-		at += 4;
-		if (sig == 's' || sig == 'o' || sig == 'g') {
-			__u32 n;
-
-			if (sig == 'g') {
-				if (at + 1 > end)
-					return LG_BUS_UNREADABLE;
-				n = b[at & (LG_BUS_READ - 1)];
-				at += 1;
-			} else {
-				at = (at + 3) & ~3U;
-				if (at + 4 > end || at + 4 > LG_BUS_READ)
-					return LG_BUS_UNREADABLE;
-				n = bus_u32(b + (at & (LG_BUS_READ - 1)), big);
-				at += 4;
-			}
-			if (n > LG_BUS_READ || at + n + 1 > end)
-				return LG_BUS_UNREADABLE;
-			if (code == LG_BUS_FIELD_PATH) {
-				path_at = at;
-				path_len = n;
-			} else if (code == LG_BUS_FIELD_MEMBER) {
-				member_at = at;
-			}
-			at += n + 1;
-		} else if (sig == 'u') {
-			at = ((at + 3) & ~3U) + 4;
-		} else {
-			return LG_BUS_UNREADABLE;
-		}
-	}
-	if (at < end)
-		return LG_BUS_UNREADABLE;
-	if (!path_at || !bus_manager_path(b, path_at, path_len, have))
-		return LG_BUS_PASS;
-	if (member_at && bus_reading_member(b, member_at, have))
-		return LG_BUS_PASS;
-	return LG_BUS_MANAGER_CALL;
+	bpf_loop(LG_BUS_FIELDS, bus_field, &f, 0);
+	if (f.unreadable || ((f.at + 7) & ~7U) < ((end + 7) & ~7U))
+		return LG_BUS_STEP_UNREADABLE;
+	if (lg_bus_manager_call(buf, have, f.path_at, f.path_len, f.member_at))
+		return LG_BUS_STEP_MANAGER_CALL;
+	return total;
 }
 
 /* An authentication line the client sends (the bus daemon's answers come
  * the other way): its length with CRLF, or 0. */
-static __always_inline __u32 bus_auth_line(const unsigned char *b, __u32 have)
+__noinline __u32 lg_bus_auth_line(struct lg_bus_buf *buf, __u32 have)
 {
+	if (!buf || have > LG_BUS_READ)
+		return 0;
+	const unsigned char *b = buf->c;
+
 	if (!(bus_has(b, 0, have, "AUTH", 4) || bus_has(b, 0, have, "BEGIN", 5) ||
 	      bus_has(b, 0, have, "NEGOTIATE_UNIX_FD", 17) || bus_has(b, 0, have, "DATA", 4) ||
 	      bus_has(b, 0, have, "CANCEL", 6) || bus_has(b, 0, have, "ERROR", 5)))
@@ -272,7 +339,7 @@ static __always_inline __u32 bus_auth_line(const unsigned char *b, __u32 have)
 	for (__u32 i = 1; i < LG_BUS_LINE; i++) {
 		if (i + 1 >= have)
 			return 0;
-		if (b[i & (LG_BUS_READ - 1)] == '\r' && b[(i + 1) & (LG_BUS_READ - 1)] == '\n')
+		if (b[i] == '\r' && b[i + 1] == '\n')
 			return i + 2;
 	}
 	return 0;
@@ -280,13 +347,7 @@ static __always_inline __u32 bus_auth_line(const unsigned char *b, __u32 have)
 
 /* What the bytes at the start of buf (have of them) are: a NUL (the
  * credentials byte), an authentication line or a message. How many bytes
- * they take, or one of the verdicts below.
- *
- * A global function: the verifier checks it once, on its own, not again
- * for each step of the caller's loop. */
-#define LG_BUS_STEP_MANAGER_CALL ((__u64)-1)
-#define LG_BUS_STEP_UNREADABLE ((__u64)-2)
-
+ * they take, or a verdict. */
 __noinline __u64 lg_bus_step(struct lg_bus_buf *buf, __u32 have)
 {
 	if (!buf || !have || have > LG_BUS_READ)
@@ -298,18 +359,41 @@ __noinline __u64 lg_bus_step(struct lg_bus_buf *buf, __u32 have)
 	/* A message begins with its byte order and its type (1 to 4), which
 	 * tells a big-endian one from the line BEGIN. */
 	if ((first == 'l' || first == 'B') && buf->c[1] >= 1 && buf->c[1] <= 4) {
-		__u64 total = 0;
-		int v = bus_message(buf->c, have, &total);
+		__u64 total = lg_bus_message(buf, have);
 
-		if (v == LG_BUS_MANAGER_CALL)
-			return LG_BUS_STEP_MANAGER_CALL;
-		if (v || !total)
-			return LG_BUS_STEP_UNREADABLE;
-		return total;
+		return total ? total : LG_BUS_STEP_UNREADABLE;
 	}
-	__u32 line = bus_auth_line(buf->c, have);
+	__u32 line = lg_bus_auth_line(buf, have);
 
 	return line ? line : LG_BUS_STEP_UNREADABLE;
+}
+
+struct lg_bus_walk {
+	struct lg_bus_write w;
+	struct lg_bus_buf *buf;
+	__u64 pos;
+	__u64 size;
+	int verdict;
+};
+
+/* One step of the walk over a write; a bpf_loop callback, so the verifier
+ * checks it once rather than once per step. */
+static long bus_walk_step(__u32 i, struct lg_bus_walk *k)
+{
+	if (k->pos >= k->size)
+		return 1;
+	__u64 step = lg_bus_step(k->buf, bus_read_at(&k->w, k->pos, k->buf));
+
+	if (step == LG_BUS_STEP_MANAGER_CALL) {
+		k->verdict = LG_BUS_MANAGER_CALL;
+		return 1;
+	}
+	if (step == LG_BUS_STEP_UNREADABLE) {
+		k->verdict = LG_BUS_UNREADABLE;
+		return 1;
+	}
+	k->pos += step;
+	return 0;
 }
 
 /* What a member's write of size bytes to a bus connection (sk) does. */
@@ -317,34 +401,23 @@ static __noinline int bus_write_verdict(struct sock *sk, struct msghdr *msg, __u
 {
 	__u64 key = (__u64)sk;
 	__u64 *skip = bpf_map_lookup_elem(&lg_bus_skip, &key);
-	__u64 pos = skip ? *skip : 0;
 	__u32 zero = 0;
-	struct lg_bus_buf *buf = bpf_map_lookup_elem(&lg_bus_scratch, &zero);
-	struct lg_bus_write w = {};
+	struct lg_bus_walk k = {.pos = skip ? *skip : 0, .size = size};
 
-	if (!buf)
+	k.buf = bpf_map_lookup_elem(&lg_bus_scratch, &zero);
+	if (!k.buf || bus_write_segments(msg, &k.w))
 		return LG_BUS_UNREADABLE;
-	if (bus_write_segments(msg, &w))
+	bpf_loop(LG_BUS_STEPS, bus_walk_step, &k, 0);
+	if (k.verdict)
+		return k.verdict;
+	if (k.pos < size)
 		return LG_BUS_UNREADABLE;
-	for (int i = 0; i < LG_BUS_STEPS; i++) {
-		if (pos >= size)
-			break;
-		__u64 step = lg_bus_step(buf, bus_read_at(&w, pos, buf));
-
-		if (step == LG_BUS_STEP_MANAGER_CALL)
-			return LG_BUS_MANAGER_CALL;
-		if (step == LG_BUS_STEP_UNREADABLE)
-			return LG_BUS_UNREADABLE;
-		pos += step;
-	}
-	if (pos < size)
-		return LG_BUS_UNREADABLE;
-	if (pos == size) {
+	if (k.pos == size) {
 		if (skip)
 			bpf_map_delete_elem(&lg_bus_skip, &key);
 		return LG_BUS_PASS;
 	}
-	__u64 rest = pos - size;
+	__u64 rest = k.pos - size;
 
 	if (skip) {
 		*skip = rest;

@@ -49,6 +49,8 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 #define SECURITYFS_MAGIC 0x73636673
 #define LG_F_UNLCK 2
+/* iattr.ia_valid: the size changes (truncate, ftruncate, O_TRUNC). */
+#define LG_ATTR_SIZE (1 << 3)
 /* /proc/<pid>/stat reports start times in USER_HZ ticks. */
 #define NSEC_PER_USER_TICK 10000000ULL
 

@@ -99,7 +99,8 @@
 	X(USER_COUNTS, 32, "user_counts", "the last eighth of the user's inotify instances or watches, fanotify groups or marks") \
 	X(MULTIPLEXER, 33, "multiplexer", "a terminal multiplexer's server outside the session (tmux, screen), which runs what it is sent") \
 	X(FS_SPACE, 34, "fs_space", "a write to a filesystem a protected service keeps its files on, below its reserve ([sessions] fs_reserve)") \
-	X(SERVICE_BUS, 35, "service_bus", "a D-Bus call that changes systemd's or logind's state (systemd-run, starting, stopping or killing a unit, power), or a bus write that cannot be read")
+	X(SERVICE_BUS, 35, "service_bus", "a D-Bus call that changes systemd's or logind's state (systemd-run, starting, stopping or killing a unit, power), or a bus write that cannot be read") \
+	X(MAPPED, 36, "mapped", "a write or truncation of a file a protected process has mapped (its executable, a shared library, a mapped database)")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -168,6 +169,10 @@ enum lg_path_op {
 };
 /* lg_event.detail bit: the walk reached LG_TREE_DEPTH before the root. */
 #define LG_PATH_TOO_DEEP 0x1000
+/* lg_event.detail bit of a LG_HOOK_MAPPED refusal (with an lg_path_op):
+ * the file has more mappings than the kernel side reads, so a protected
+ * process may be among them. */
+#define LG_MAPPED_DETAIL_WIDELY 0x2000
 
 /* Bits of lg_exec_words values: what an argument of a service-control
  * command means to the exec guard. */

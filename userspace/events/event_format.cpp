@@ -144,6 +144,20 @@ std::string describe_act(const lg_event& e) {
                        " levels deep (refused: a protected tree may be above it)";
             return what + " in a protected tree (inode " + obj + ")";
         }
+        case LG_HOOK_MAPPED: {
+            std::string what;
+            switch (e.detail & 0xff) {
+                case LG_PATH_WRITE: what = open_fd ? "wrote " + name + " through a file opened earlier"
+                                                   : "opened " + name + " for writing"; break;
+                case LG_PATH_SETATTR: what = "truncated " + name; break;
+                case LG_PATH_LOCK: what = "took a lock or lease on " + name; break;
+                default: what = "changed " + name; break;
+            }
+            if (e.detail & LG_MAPPED_DETAIL_WIDELY)
+                return what + ", which more processes map than the guard reads (a protected process may; " +
+                       "replace it by rename instead)";
+            return what + ", which a protected process has mapped (replace it by rename instead)";
+        }
         case LG_HOOK_REALTIME:
             if (e.detail == LG_DETAIL_SCHED_SETATTR)
                 return "called sched_setattr (refused to members whatever the policy) for " + target_string(e);

@@ -67,6 +67,7 @@ DOORS = {
     "multiplexer": ["lg_unix_connect"],
     "fs_space": ["lg_file_permission"],
     "service_bus": ["lg_socket_sendmsg"],
+    "mapped": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_setattr", "lg_file_lock"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
@@ -91,12 +92,12 @@ _DEFAULTS = {
     "elsewhere_cg": "/sys/fs/cgroup/doors-elsewhere",
     "links": "/run/doors/links.json",
     "status": "/run/doors/status.json",
-    "sockets": [
-        "/run/systemd/private",
-        "/run/dbus/system_bus_socket",
-        "/run/user/0/systemd/private",
-        "/run/user/0/bus",
-    ],
+    "sockets": ["/run/systemd/private", "/run/user/0/systemd/private"],
+    "bus_sockets": ["/run/dbus/system_bus_socket", "/run/user/0/bus"],
+    "at_ran": "/run/doors/at-ran",
+    "mapped_db": "/run/doors/mapped/db",
+    "mapped_plugin": "/run/doors/mapped/plugin.so",
+    "unmapped_copy": "/run/doors/mapped/db.copy",
     "pin_dir": "/sys/fs/bpf/liveguard",
     "bpffs": "/sys/fs/bpf",
     "watcher_pidfile": "/run/liveguard/watcher.pid",

@@ -1103,6 +1103,65 @@ def test_pass_service_bus_reads_and_other_services():
 
 
 # =============================================================================
+# mapped: what a protected process maps (a database, a plugin library),
+# outside every protected tree, is not written, truncated or locked under
+# it; replacing it by rename is allowed.
+# =============================================================================
+
+def _mapped_acts():
+    def open_for_writing(path):
+        os.close(os.open(path, os.O_WRONLY))
+
+    def truncate(path):
+        os.truncate(path, 0)
+
+    def truncate_through_open(path):
+        os.close(os.open(path, os.O_WRONLY | os.O_TRUNC))
+
+    def lock(path):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+
+    return {"open for writing": open_for_writing, "truncate": truncate,
+            "O_TRUNC": truncate_through_open, "flock": lock}
+
+
+@door["mapped"]
+@pytest.mark.parametrize("which", ["mapped_db", "mapped_plugin"])
+@pytest.mark.parametrize("act", list(_mapped_acts()))
+def test_mapped_file_of_protected_process(which, act):
+    path = CFG[which]
+    size = os.stat(path).st_size
+    with pytest.raises(PermissionError):
+        _mapped_acts()[act](path)
+    assert os.stat(path).st_size == size
+    assert D.ask_watching_service() == "ok"
+
+
+def test_pass_mapped_file_replaced_by_rename_and_unmapped_written(tmp_path):
+    """Replacing a mapped file by rename, as package managers and pip do,
+    is allowed (the service keeps the old inode), and so is writing a file
+    nothing protected maps."""
+    path = CFG["mapped_db"]
+    keep = path + ".kept"
+    os.link(path, keep)
+    try:
+        with open(path + ".new", "wb") as f:
+            f.write(b"\2" * 4096)
+        os.replace(path + ".new", path)
+        assert os.stat(path).st_size == 4096
+        assert D.ask_watching_service() == "ok"
+    finally:
+        os.replace(keep, path)
+    with open(CFG["unmapped_copy"], "r+b") as f:
+        f.write(b"\3")
+    os.truncate(CFG["unmapped_copy"], 65536)
+
+
+# =============================================================================
 # The watcher is protected too.
 # =============================================================================
 

@@ -171,6 +171,11 @@ def test_outside_open_control_fifo(path):
     os.close(fd)
 
 
+def test_outside_mapped_file_opens_for_writing():
+    for which in ("mapped_db", "mapped_plugin"):
+        os.close(os.open(CFG[which], os.O_WRONLY))
+
+
 def test_outside_service_bus_manager_calls():
     for path in CFG["bus_sockets"]:
         s = D.bus_connect(path)
