@@ -62,6 +62,25 @@ static std::string target_string(const lg_event& e) {
     return s + "]";
 }
 
+// What a file door's lg_path_op did to the file called name.
+static std::string path_act(std::uint32_t detail, const std::string& name, bool open_fd) {
+    switch (detail & 0xff) {
+        case LG_PATH_WRITE: return open_fd ? "wrote " + name + " through a file opened earlier"
+                                           : "opened " + name + " for writing";
+        case LG_PATH_CREATE: return "created " + name;
+        case LG_PATH_UNLINK: return "removed " + name;
+        case LG_PATH_RENAME: return "renamed " + name;
+        case LG_PATH_LINK: return "made a hard link of or in " + name;
+        case LG_PATH_SYMLINK: return "created symlink " + name;
+        case LG_PATH_MKDIR: return "made directory " + name;
+        case LG_PATH_RMDIR: return "removed directory " + name;
+        case LG_PATH_SETATTR: return "changed the mode, owner, times or size of " + name;
+        case LG_PATH_XATTR: return "changed an extended attribute of " + name;
+        case LG_PATH_LOCK: return "took a lock or lease on " + name;
+        default: return "changed " + name;
+    }
+}
+
 std::string describe_act(const lg_event& e) {
     std::string name = comm_string(e.target_comm);
     std::string obj = std::to_string(e.object_id);
@@ -123,36 +142,16 @@ std::string describe_act(const lg_event& e) {
         case LG_HOOK_PERF_EVENT: return "opened a perf event that signals (sigtrap)";
         case LG_HOOK_FANOTIFY: return "placed a fanotify permission mark" + (name.empty() ? "" : " on " + name);
         case LG_HOOK_PATH: {
-            std::string what;
-            switch (e.detail & 0xff) {
-                case LG_PATH_WRITE: what = open_fd ? "wrote " + name + " through a file opened earlier"
-                                                   : "opened " + name + " for writing"; break;
-                case LG_PATH_CREATE: what = "created " + name; break;
-                case LG_PATH_UNLINK: what = "removed " + name; break;
-                case LG_PATH_RENAME: what = "renamed " + name; break;
-                case LG_PATH_LINK: what = "made a hard link of or in " + name; break;
-                case LG_PATH_SYMLINK: what = "created symlink " + name; break;
-                case LG_PATH_MKDIR: what = "made directory " + name; break;
-                case LG_PATH_RMDIR: what = "removed directory " + name; break;
-                case LG_PATH_SETATTR: what = "changed the mode, owner, times or size of " + name; break;
-                case LG_PATH_XATTR: what = "changed an extended attribute of " + name; break;
-                case LG_PATH_LOCK: what = "took a lock or lease on " + name; break;
-                default: what = "changed " + name; break;
-            }
+            std::string what = path_act(e.detail, name, open_fd);
             if (e.detail & LG_PATH_TOO_DEEP)
                 return what + " more than " + std::to_string(LG_TREE_DEPTH) +
                        " levels deep (refused: a protected tree may be above it)";
             return what + " in a protected tree (inode " + obj + ")";
         }
         case LG_HOOK_MAPPED: {
-            std::string what;
-            switch (e.detail & 0xff) {
-                case LG_PATH_WRITE: what = open_fd ? "wrote " + name + " through a file opened earlier"
-                                                   : "opened " + name + " for writing"; break;
-                case LG_PATH_SETATTR: what = "truncated " + name; break;
-                case LG_PATH_LOCK: what = "took a lock or lease on " + name; break;
-                default: what = "changed " + name; break;
-            }
+            // A size change is the only attribute this door refuses.
+            std::string what = (e.detail & 0xff) == LG_PATH_SETATTR ? "truncated " + name
+                                                                    : path_act(e.detail, name, open_fd);
             if (e.detail & LG_MAPPED_DETAIL_WIDELY)
                 return what + ", which more processes map than the guard reads (a protected process may; " +
                        "replace it by rename instead)";
