@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
@@ -54,9 +55,14 @@ void FsSpace::watch(const std::vector<std::string>& paths, FsReserve reserve) {
         }
     for (const auto& w : watched_)
         if (!devs.count(w.dev)) ::bpf_map_delete_elem(fd_, &w.dev);
+    // A filesystem still watched keeps its warning and its fill rate.
     for (auto& w : next)
         for (const auto& old : watched_)
-            if (old.dev == w.dev) w.warned = old.warned;
+            if (old.dev == w.dev) {
+                std::string path = std::move(w.path);
+                w = old;
+                w.path = std::move(path);
+            }
     watched_ = std::move(next);
     reserve_ = reserve;
 }
@@ -77,7 +83,18 @@ int FsSpace::measure() {
         lg_fs_space v{};
         v.avail = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
         v.reserve = reserve_.bytes_of(static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize);
-        v.low = v.avail <= v.reserve;
+        auto now = std::chrono::steady_clock::now();
+        if (w.last_at != std::chrono::steady_clock::time_point{}) {
+            double ms = std::chrono::duration<double, std::milli>(now - w.last_at).count();
+            if (v.avail < w.last_avail && ms > 0)
+                w.fill_rate = std::max(w.fill_rate / 2, static_cast<double>(w.last_avail - v.avail) / ms);
+            else
+                w.fill_rate /= 2;
+        }
+        w.last_avail = v.avail;
+        w.last_at = now;
+        auto headroom = static_cast<std::uint64_t>(w.fill_rate * kHeadroomMs);
+        v.low = v.avail <= v.reserve + headroom;
         if (v.avail <= 4 * v.reserve) due = kNearIntervalMs;
         if (::bpf_map_update_elem(fd_, &w.dev, &v, BPF_ANY) != 0) {
             if (!w.warned)

@@ -4,8 +4,11 @@
 // the kernel side: once one is down to [sessions] fs_reserve, a session
 // member's writes there fail with ENOSPC, and what is left stays the
 // services'. Measured while sessions run, more often as a filesystem
-// nears its reserve, so a fast writer overshoots it by what it writes in
-// one short interval at most.
+// nears its reserve; and since a fast writer can use a reserve up between
+// two measurements (or while the watcher waits for a CPU), members are
+// refused early by what the filesystem's measured fill rate would use in
+// kHeadroomMs.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,12 +44,20 @@ public:
     static constexpr int kIdleIntervalMs = 1000;
     // Within four reserves of the limit.
     static constexpr int kNearIntervalMs = 10;
+    // How far ahead of the filling the reserve is kept: ten near
+    // intervals, for a watcher that waits its turn on a busy machine.
+    static constexpr int kHeadroomMs = 100;
 
 private:
     struct Watched {
         std::string path;
         std::uint32_t dev = 0;
         bool warned = false;
+        // The last measurement, and the rate free space fell at since
+        // the one before (bytes per millisecond; halved while it rises).
+        std::uint64_t last_avail = 0;
+        std::chrono::steady_clock::time_point last_at{};
+        double fill_rate = 0;
     };
     int fd_;
     FsReserve reserve_;
