@@ -71,6 +71,12 @@ int BPF_PROG(floor_socket_listen)
 	return 0;
 }
 
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(floor_socket_sendmsg)
+{
+	return 0;
+}
+
 SEC("lsm/unix_stream_connect")
 int BPF_PROG(floor_unix_stream_connect)
 {
