@@ -147,10 +147,12 @@ LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, sock, struct sock *
 	if (g && g->kind == LG_INODE_SERVICE_SOCKET)
 		return refuse_object_act(session, LG_HOOK_SERVICE_SOCKET, d, BPF_CORE_READ(inode, i_ino), g->kind, 0);
 	if (g && g->kind == LG_INODE_BUS_SOCKET) {
-		/* A new connection starts at a message boundary. */
-		__u64 key = (__u64)sock;
+		/* A new connection starts with authentication. */
+		__u64 key = (__u64)sock, one = 1;
 
-		bpf_map_delete_elem(&lg_bus_skip, &key);
+		if (bpf_map_update_elem(&lg_bus_auth, &key, &one, BPF_ANY))
+			return refuse_object_act(session, LG_HOOK_SERVICE_BUS, d, BPF_CORE_READ(inode, i_ino),
+						 LG_BUS_UNREADABLE, 0);
 		return 0;
 	}
 	struct task_struct *server = listener_of(other);
@@ -210,4 +212,17 @@ LG_HOOK(socket_sendmsg, lg_socket_sendmsg, struct socket *, sock, struct msghdr 
 		return 0;
 	}
 	return refuse_object_act(session, LG_HOOK_SERVICE_BUS, d, BPF_CORE_READ(inode, i_ino), verdict, 0);
+}
+
+/* A socket freed takes its authentication phase with it, so the map never
+ * fills with closed connections. Every unix socket freed on the machine
+ * asks: one typed load of its family, a lookup only for unix sockets. */
+LG_OBSERVER(sk_free_security, lg_sk_free, struct sock *, sk)
+{
+	if (sk->__sk_common.skc_family != LG_AF_UNIX)
+		return 0;
+	__u64 key = (__u64)sk;
+
+	bpf_map_delete_elem(&lg_bus_auth, &key);
+	return 0;
 }

@@ -8,15 +8,18 @@
  * stop, kill, transient units as `systemd-run` makes them, properties) and
  * logind (power off, reboot, sessions), whichever bus name it is sent to.
  * Reading them is allowed: methods named Get*, List*, Lookup*, Dump*,
- * (Un)Subscribe, Introspect, Ping.
+ * Can*, (Un)Subscribe, Introspect, Ping.
  *
- * The stream is followed across writes: a write may end inside a message
- * whose header was read, and the rest of it (lg_bus_skip, by socket) is
- * skipped in the next. What cannot be read this way is refused, never
- * guessed: a header cut between writes or segments, a header longer than
- * LG_BUS_READ, a write that is not from user memory (splice), more than
- * LG_BUS_STEPS lines and messages in one write. The libraries (sd-bus,
- * libdbus, GDBus, dbus-python, zbus) write whole headers. */
+ * The hook runs before the kernel sends anything and never learns how
+ * much went, so the door keeps no position in the stream, only its phase
+ * (authentication until BEGIN, by socket, lg_bus_auth), and each write
+ * must hold whole lines and whole messages: the libraries (sd-bus,
+ * libdbus, GDBus, dbus-python, zbus) write a message in one call. A write
+ * the kernel might send only part of (the socket's send queue has no room
+ * for all of it), one with an address or out-of-band data, descriptors
+ * during authentication, and what cannot be read whole (a header longer
+ * than LG_BUS_READ, more than LG_BUS_STEPS lines and messages, a splice)
+ * are refused, never guessed. */
 #ifndef LG_BPF_BUS_MESSAGE_H
 #define LG_BPF_BUS_MESSAGE_H
 
@@ -50,15 +53,15 @@ struct {
 	__type(value, struct lg_bus_buf);
 } lg_bus_scratch __weak SEC(".maps");
 
-/* Bytes of a message a member's bus connection still has to write, the
- * header already read; by socket. An entry goes when the message ends or
- * the socket connects again; a full map refuses the write. */
+/* Members' bus connections still authenticating (before BEGIN), by
+ * socket: made at connect, gone at BEGIN or when the socket is freed. A
+ * full map refuses the connection. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LG_MAX_BUS_WRITERS);
 	__type(key, __u64);
 	__type(value, __u64);
-} lg_bus_skip __weak SEC(".maps");
+} lg_bus_auth __weak SEC(".maps");
 
 /* In the fmod_ret form, the write a thread's first program allowed, so
  * the other does not follow the stream a second time. A full map makes
@@ -213,6 +216,7 @@ __noinline int lg_bus_manager_call(struct lg_bus_buf *buf, __u32 have, __u32 pat
 		return 1;
 	at = member_at;
 	return !(bus_has(b, at, have, "Get", 3) || bus_has(b, at, have, "List", 4) ||
+		 bus_has(b, at, have, "Can", 3) ||
 		 bus_has(b, at, have, "Lookup", 6) || bus_has(b, at, have, "Dump", 4) ||
 		 bus_has(b, at, have, "Subscribe", 9) || bus_has(b, at, have, "Unsubscribe", 11) ||
 		 bus_has(b, at, have, "Introspect", 10) || bus_has(b, at, have, "Ping", 4));
@@ -345,27 +349,33 @@ __noinline __u32 lg_bus_auth_line(struct lg_bus_buf *buf, __u32 have)
 	return 0;
 }
 
-/* What the bytes at the start of buf (have of them) are: a NUL (the
- * credentials byte), an authentication line or a message. How many bytes
- * they take, or a verdict. */
-__noinline __u64 lg_bus_step(struct lg_bus_buf *buf, __u32 have)
+/* What the bytes at the start of buf (have of them) are: in the
+ * authentication phase the credentials NUL (first in the write) or a line,
+ * then messages. How many bytes they take, or a verdict;
+ * LG_BUS_STEP_BEGIN for the line BEGIN. */
+#define LG_BUS_STEP_BEGIN ((__u64)-3)
+
+__noinline __u64 lg_bus_step(struct lg_bus_buf *buf, __u32 have, __u32 auth, __u32 first_byte)
 {
 	if (!buf || !have || have > LG_BUS_READ)
 		return LG_BUS_STEP_UNREADABLE;
 	unsigned char first = buf->c[0];
 
-	if (first == 0)
-		return 1;
-	/* A message begins with its byte order and its type (1 to 4), which
-	 * tells a big-endian one from the line BEGIN. */
+	if (auth) {
+		if (first == 0)
+			return first_byte ? 1 : LG_BUS_STEP_UNREADABLE;
+		if (bus_has(buf->c, 0, have, "BEGIN\r\n", 7))
+			return LG_BUS_STEP_BEGIN;
+		__u32 line = lg_bus_auth_line(buf, have);
+
+		return line ? line : LG_BUS_STEP_UNREADABLE;
+	}
 	if ((first == 'l' || first == 'B') && buf->c[1] >= 1 && buf->c[1] <= 4) {
 		__u64 total = lg_bus_message(buf, have);
 
 		return total ? total : LG_BUS_STEP_UNREADABLE;
 	}
-	__u32 line = lg_bus_auth_line(buf, have);
-
-	return line ? line : LG_BUS_STEP_UNREADABLE;
+	return LG_BUS_STEP_UNREADABLE;
 }
 
 struct lg_bus_walk {
@@ -373,6 +383,8 @@ struct lg_bus_walk {
 	struct lg_bus_buf *buf;
 	__u64 pos;
 	__u64 size;
+	__u32 auth;
+	__u32 began;
 	int verdict;
 };
 
@@ -382,7 +394,7 @@ static long bus_walk_step(__u32 i, struct lg_bus_walk *k)
 {
 	if (k->pos >= k->size)
 		return 1;
-	__u64 step = lg_bus_step(k->buf, bus_read_at(&k->w, k->pos, k->buf));
+	__u64 step = lg_bus_step(k->buf, bus_read_at(&k->w, k->pos, k->buf), k->auth, k->pos == 0);
 
 	if (step == LG_BUS_STEP_MANAGER_CALL) {
 		k->verdict = LG_BUS_MANAGER_CALL;
@@ -392,38 +404,52 @@ static long bus_walk_step(__u32 i, struct lg_bus_walk *k)
 		k->verdict = LG_BUS_UNREADABLE;
 		return 1;
 	}
+	if (step == LG_BUS_STEP_BEGIN) {
+		k->auth = 0;
+		k->began = 1;
+		step = 7;
+	}
 	k->pos += step;
 	return 0;
+}
+
+#define LG_MSG_OOB 1
+
+/* Whether the socket's send queue has room for all of a write, so the
+ * kernel sends it whole or not at all: what is queued and not yet read,
+ * and the write with a sixteenth for buffer overhead. */
+static __always_inline bool bus_room_for(struct sock *sk, __u64 size)
+{
+	__u64 queued = BPF_CORE_READ(sk, sk_wmem_alloc.refs.counter);
+	__u64 limit = (__u32)BPF_CORE_READ(sk, sk_sndbuf);
+
+	return queued + size + size / 16 + 4096 <= limit;
 }
 
 /* What a member's write of size bytes to a bus connection (sk) does. */
 static __noinline int bus_write_verdict(struct sock *sk, struct msghdr *msg, __u64 size)
 {
 	__u64 key = (__u64)sk;
-	__u64 *skip = bpf_map_lookup_elem(&lg_bus_skip, &key);
 	__u32 zero = 0;
-	struct lg_bus_walk k = {.pos = skip ? *skip : 0, .size = size};
+	struct lg_bus_walk k = {.size = size, .auth = bpf_map_lookup_elem(&lg_bus_auth, &key) != 0};
 
+	if (BPF_CORE_READ(msg, msg_name) || (BPF_CORE_READ(msg, msg_flags) & LG_MSG_OOB))
+		return LG_BUS_UNREADABLE;
+	if (k.auth && BPF_CORE_READ(msg, msg_controllen))
+		return LG_BUS_UNREADABLE;
+	if (!bus_room_for(sk, size))
+		return LG_BUS_UNREADABLE;
 	k.buf = bpf_map_lookup_elem(&lg_bus_scratch, &zero);
 	if (!k.buf || bus_write_segments(msg, &k.w))
 		return LG_BUS_UNREADABLE;
 	bpf_loop(LG_BUS_STEPS, bus_walk_step, &k, 0);
 	if (k.verdict)
 		return k.verdict;
-	if (k.pos < size)
+	if (k.pos != size)
 		return LG_BUS_UNREADABLE;
-	if (k.pos == size) {
-		if (skip)
-			bpf_map_delete_elem(&lg_bus_skip, &key);
-		return LG_BUS_PASS;
-	}
-	__u64 rest = k.pos - size;
-
-	if (skip) {
-		*skip = rest;
-		return LG_BUS_PASS;
-	}
-	return bpf_map_update_elem(&lg_bus_skip, &key, &rest, BPF_ANY) ? LG_BUS_UNREADABLE : LG_BUS_PASS;
+	if (k.began)
+		bpf_map_delete_elem(&lg_bus_auth, &key);
+	return LG_BUS_PASS;
 }
 
 #endif

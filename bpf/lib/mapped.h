@@ -9,7 +9,7 @@
  * tree; each is a vm_area_struct whose mm's owner is the process. The
  * walk only starts for a file something maps (the tree is empty for
  * nearly every file a member writes), and reads up to LG_MAPPED_WALK
- * mappings: a file mapped more often than that is a library most of the
+ * mappings (a process maps a library as four or five): a file mapped more often than that is a library most of the
  * machine runs, which no member writes either, so the answer is then yes. */
 #ifndef LG_BPF_MAPPED_H
 #define LG_BPF_MAPPED_H
@@ -17,7 +17,7 @@
 #include "common.h"
 #include "cgroups.h"
 
-#define LG_MAPPED_WALK 64
+#define LG_MAPPED_WALK 1024
 /* The height of a red-black tree of 2^16 nodes is at most 32. */
 #define LG_RB_HEIGHT 32
 
