@@ -44,6 +44,12 @@
  * near the end stays inside the buffer. */
 struct lg_bus_buf {
 	unsigned char c[LG_BUS_READ + 8];
+	/* The walk's phase: still authenticating, and whether this write
+	 * ended that with BEGIN. Kept here, not on the stack, so the verifier
+	 * reads them as unknown and checks the walk's step once, not once per
+	 * combination of their values (7.x then exceeds its limit). */
+	__u32 auth;
+	__u32 began;
 };
 
 struct {
@@ -349,23 +355,25 @@ __noinline __u32 lg_bus_auth_line(struct lg_bus_buf *buf, __u32 have)
 	return 0;
 }
 
-/* What the bytes at the start of buf (have of them) are: in the
- * authentication phase the credentials NUL (first in the write) or a line,
- * then messages. How many bytes they take, or a verdict;
- * LG_BUS_STEP_BEGIN for the line BEGIN. */
-#define LG_BUS_STEP_BEGIN ((__u64)-3)
+/* What the bytes at the start of buf (have of them, at offset `at` of
+ * the write) are: in the authentication phase the credentials NUL (first
+ * in the write) or a line, up to BEGIN, which ends the phase; then
+ * messages. How many bytes they take, or a verdict. */
 
-__noinline __u64 lg_bus_step(struct lg_bus_buf *buf, __u32 have, __u32 auth, __u32 first_byte)
+__noinline __u64 lg_bus_step(struct lg_bus_buf *buf, __u32 have, __u64 at)
 {
 	if (!buf || !have || have > LG_BUS_READ)
 		return LG_BUS_STEP_UNREADABLE;
 	unsigned char first = buf->c[0];
 
-	if (auth) {
+	if (buf->auth) {
 		if (first == 0)
-			return first_byte ? 1 : LG_BUS_STEP_UNREADABLE;
-		if (bus_has(buf->c, 0, have, "BEGIN\r\n", 7))
-			return LG_BUS_STEP_BEGIN;
+			return at == 0 ? 1 : LG_BUS_STEP_UNREADABLE;
+		if (bus_has(buf->c, 0, have, "BEGIN\r\n", 7)) {
+			buf->auth = 0;
+			buf->began = 1;
+			return 7;
+		}
 		__u32 line = lg_bus_auth_line(buf, have);
 
 		return line ? line : LG_BUS_STEP_UNREADABLE;
@@ -383,8 +391,6 @@ struct lg_bus_walk {
 	struct lg_bus_buf *buf;
 	__u64 pos;
 	__u64 size;
-	__u32 auth;
-	__u32 began;
 	int verdict;
 };
 
@@ -394,7 +400,7 @@ static long bus_walk_step(__u32 i, struct lg_bus_walk *k)
 {
 	if (k->pos >= k->size)
 		return 1;
-	__u64 step = lg_bus_step(k->buf, bus_read_at(&k->w, k->pos, k->buf), k->auth, k->pos == 0);
+	__u64 step = lg_bus_step(k->buf, bus_read_at(&k->w, k->pos, k->buf), k->pos);
 
 	if (step == LG_BUS_STEP_MANAGER_CALL) {
 		k->verdict = LG_BUS_MANAGER_CALL;
@@ -403,11 +409,6 @@ static long bus_walk_step(__u32 i, struct lg_bus_walk *k)
 	if (step == LG_BUS_STEP_UNREADABLE) {
 		k->verdict = LG_BUS_UNREADABLE;
 		return 1;
-	}
-	if (step == LG_BUS_STEP_BEGIN) {
-		k->auth = 0;
-		k->began = 1;
-		step = 7;
 	}
 	k->pos += step;
 	return 0;
@@ -431,23 +432,26 @@ static __noinline int bus_write_verdict(struct sock *sk, struct msghdr *msg, __u
 {
 	__u64 key = (__u64)sk;
 	__u32 zero = 0;
-	struct lg_bus_walk k = {.size = size, .auth = bpf_map_lookup_elem(&lg_bus_auth, &key) != 0};
+	struct lg_bus_walk k = {.size = size};
+	bool auth = bpf_map_lookup_elem(&lg_bus_auth, &key) != 0;
 
 	if (BPF_CORE_READ(msg, msg_name) || (BPF_CORE_READ(msg, msg_flags) & LG_MSG_OOB))
 		return LG_BUS_UNREADABLE;
-	if (k.auth && BPF_CORE_READ(msg, msg_controllen))
+	if (auth && BPF_CORE_READ(msg, msg_controllen))
 		return LG_BUS_UNREADABLE;
 	if (!bus_room_for(sk, size))
 		return LG_BUS_UNREADABLE;
 	k.buf = bpf_map_lookup_elem(&lg_bus_scratch, &zero);
 	if (!k.buf || bus_write_segments(msg, &k.w))
 		return LG_BUS_UNREADABLE;
+	k.buf->auth = auth;
+	k.buf->began = 0;
 	bpf_loop(LG_BUS_STEPS, bus_walk_step, &k, 0);
 	if (k.verdict)
 		return k.verdict;
 	if (k.pos != size)
 		return LG_BUS_UNREADABLE;
-	if (k.began)
+	if (k.buf->began)
 		bpf_map_delete_elem(&lg_bus_auth, &key);
 	return LG_BUS_PASS;
 }

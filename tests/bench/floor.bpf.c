@@ -227,6 +227,12 @@ int BPF_PROG(floor_file_free_security)
 	return 0;
 }
 
+SEC("lsm/sk_free_security")
+int BPF_PROG(floor_sk_free_security)
+{
+	return 0;
+}
+
 SEC("lsm/task_prctl")
 int BPF_PROG(floor_task_prctl)
 {
