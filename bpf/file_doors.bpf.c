@@ -217,6 +217,41 @@ LG_HOOK(file_receive, lg_file_receive, struct file *, file)
 	return guarded_write(file, LG_DETAIL_OPEN_FD);
 }
 
+#define LG_PROT_WRITE 0x2
+#define LG_MAP_TYPE 0x0f
+#define LG_MAP_SHARED 0x01
+#define LG_MAP_SHARED_VALIDATE 0x03
+#define LG_VM_SHARED 0x08
+
+/* A shared mapping for writing writes the file with no further hook, so
+ * the mapping is refused where a write would be: a descriptor opened for
+ * writing before the file was guarded or mapped, or passed in. (Opening
+ * one for writing now is refused in file_open.) Every mmap on the machine
+ * comes here: the protection and type rule out nearly all of them. */
+LG_HOOK(mmap_file, lg_mmap_file, struct file *, file, unsigned long, prot, unsigned long, flags)
+{
+	if (ret || !file || !(prot & LG_PROT_WRITE))
+		return ret;
+	unsigned long type = flags & LG_MAP_TYPE;
+
+	if (type != LG_MAP_SHARED && type != LG_MAP_SHARED_VALIDATE)
+		return 0;
+	return guarded_write(file, LG_DETAIL_SHARED_MAP | LG_DETAIL_OPEN_FD);
+}
+
+/* A shared mapping made read-only, then made writable. */
+LG_HOOK(file_mprotect, lg_file_mprotect, struct vm_area_struct *, vma, unsigned long, prot)
+{
+	if (ret || !(prot & LG_PROT_WRITE))
+		return ret;
+	/* A typed load: the write checks read the file directly. */
+	struct file *file = vma->vm_file;
+
+	if (!file || !(BPF_CORE_READ(vma, vm_flags) & LG_VM_SHARED))
+		return 0;
+	return guarded_write(file, LG_DETAIL_SHARED_MAP | LG_DETAIL_OPEN_FD);
+}
+
 /* A member's write to a regular file on a filesystem a protected service
  * keeps its files on, once the watcher measured its free space down to
  * the reserve: ENOSPC for the member, so the service still has room. */
@@ -292,9 +327,10 @@ LG_HOOK(inode_remove_acl, lg_inode_remove_acl, struct dentry *, dentry)
 	return ret ? ret : tree_change(member_session(), dentry, LG_PATH_XATTR);
 }
 
-/* A lock or lease on a protected file, or one a protected process maps,
- * blocks the service that takes its own (a read-only descriptor is enough
- * for flock and F_RDLCK); letting one go is always allowed. */
+/* A lock or lease on a protected file, or one a protected process maps or
+ * holds open, blocks the service that takes its own (a read-only
+ * descriptor is enough for flock and F_RDLCK); letting one go is always
+ * allowed. */
 LG_HOOK(file_lock, lg_file_lock, struct file *, file, unsigned int, cmd)
 {
 	if (ret || cmd == LG_F_UNLCK)
@@ -304,5 +340,13 @@ LG_HOOK(file_lock, lg_file_lock, struct file *, file, unsigned int, cmd)
 
 	if (refused || !session)
 		return refused;
-	return mapped_change(session, file->f_path.dentry, file->f_inode, LG_PATH_LOCK);
+	refused = mapped_change(session, file->f_path.dentry, file->f_inode, LG_PATH_LOCK);
+	if (refused)
+		return refused;
+	struct lg_guarded_inode *g = guarded_inode(file->f_inode);
+
+	if (!g || g->kind != LG_INODE_HELD_OPEN)
+		return 0;
+	return refuse_object_act(session, LG_HOOK_MAPPED, file->f_path.dentry, file->f_inode->i_ino,
+				 LG_PATH_LOCK | LG_MAPPED_DETAIL_HELD_OPEN, 0);
 }

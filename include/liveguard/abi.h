@@ -130,6 +130,7 @@ enum lg_inode_kind {
 	LG_INODE_PROTECTED_FILE = 9, /* a protected file itself, under any of its names */
 	LG_INODE_MULTIPLEXER = 10,   /* a terminal multiplexer's binary (tmux, screen) */
 	LG_INODE_BUS_SOCKET = 11,    /* a D-Bus bus: open, but its calls to systemd and logind are read */
+	LG_INODE_HELD_OPEN = 12,     /* a file a protected process holds open: no member locks it */
 };
 
 /* Levels a protected-tree check walks up from the object (its own dentry
@@ -173,6 +174,9 @@ enum lg_path_op {
  * the file has more mappings than the kernel side reads, so a protected
  * process may be among them. */
 #define LG_MAPPED_DETAIL_WIDELY 0x2000
+/* ... or: a lock on a file a protected process holds open (the watcher
+ * reads /proc/<pid>/fd), not one it maps. */
+#define LG_MAPPED_DETAIL_HELD_OPEN 0x8000
 
 /* Bits of lg_exec_words values: what an argument of a service-control
  * command means to the exec guard. */
@@ -216,6 +220,9 @@ enum lg_mount_kind {
  * opened earlier (before the session, or by someone else) and the write
  * itself was refused. */
 #define LG_DETAIL_OPEN_FD 0x100
+/* ... and with it: the write was a shared mapping for writing of that
+ * file (mmap, mprotect), through which later writes pass no hook. */
+#define LG_DETAIL_SHARED_MAP 0x4000
 /* lg_event.detail of a LG_HOOK_REALTIME refusal of sched_setattr(), whose
  * policy the hook cannot read (otherwise the policy asked for). */
 #define LG_DETAIL_SCHED_SETATTR 0xfffffffeu

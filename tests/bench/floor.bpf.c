@@ -233,6 +233,18 @@ int BPF_PROG(floor_sk_free_security)
 	return 0;
 }
 
+SEC("lsm/mmap_file")
+int BPF_PROG(floor_mmap_file)
+{
+	return 0;
+}
+
+SEC("lsm/file_mprotect")
+int BPF_PROG(floor_file_mprotect)
+{
+	return 0;
+}
+
 SEC("lsm/task_prctl")
 int BPF_PROG(floor_task_prctl)
 {

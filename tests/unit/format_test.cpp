@@ -114,6 +114,8 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
     e.object_id = 12;
     std::strcpy(e.target_comm, "gateway.pid");
     EXPECT_EQ(describe_act(e), "took a lock or lease on gateway.pid in a protected tree (inode 12)");
+    e.detail = LG_PATH_WRITE | LG_DETAIL_OPEN_FD | LG_DETAIL_SHARED_MAP;
+    EXPECT_EQ(describe_act(e), "mapped gateway.pid shared for writing in a protected tree (inode 12)");
     e.hook = LG_HOOK_TERMINAL;
     e.detail = 0x5412;
     e.object_id = (136ULL << 20) | 3;

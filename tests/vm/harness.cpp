@@ -109,6 +109,7 @@ const char* const kPathPrograms[] = {
     "lg_inode_unlink",   "lg_inode_rmdir",     "lg_inode_link",     "lg_inode_symlink",
     "lg_inode_mkdir",    "lg_inode_mknod",     "lg_inode_rename",   "lg_inode_setattr",
     "lg_inode_setxattr", "lg_inode_removexattr", "lg_file_ioctl",     "lg_file_lock",
+    "lg_mmap_file",      "lg_file_mprotect",
     // 6.2 and later only (ACLs reach inode_setxattr before that):
     "lg_inode_set_acl",  "lg_inode_remove_acl",
     // Where the kernel has it (6.8; 6.1 and 6.6 since 2024): a 32-bit ioctl.

@@ -65,8 +65,9 @@ static std::string target_string(const lg_event& e) {
 // What a file door's lg_path_op did to the file called name.
 static std::string path_act(std::uint32_t detail, const std::string& name, bool open_fd) {
     switch (detail & 0xff) {
-        case LG_PATH_WRITE: return open_fd ? "wrote " + name + " through a file opened earlier"
-                                           : "opened " + name + " for writing";
+        case LG_PATH_WRITE:
+            if (detail & LG_DETAIL_SHARED_MAP) return "mapped " + name + " shared for writing";
+            return open_fd ? "wrote " + name + " through a file opened earlier" : "opened " + name + " for writing";
         case LG_PATH_CREATE: return "created " + name;
         case LG_PATH_UNLINK: return "removed " + name;
         case LG_PATH_RENAME: return "renamed " + name;
@@ -152,6 +153,7 @@ std::string describe_act(const lg_event& e) {
             // A size change is the only attribute this door refuses.
             std::string what = (e.detail & 0xff) == LG_PATH_SETATTR ? "truncated " + name
                                                                     : path_act(e.detail, name, open_fd);
+            if (e.detail & LG_MAPPED_DETAIL_HELD_OPEN) return what + ", which a protected process holds open";
             if (e.detail & LG_MAPPED_DETAIL_WIDELY)
                 return what + ", which more processes map than the guard reads (a protected process may; " +
                        "replace it by rename instead)";

@@ -15,6 +15,7 @@ namespace liveguard {
 std::string security_function_of(std::string_view hook) {
     if (hook == "bprm_check_security") return "security_bprm_check";
     if (hook == "file_free_security") return "security_file_free";
+    if (hook == "sk_free_security") return "security_sk_free";
     return "security_" + std::string(hook);
 }
 

@@ -59,6 +59,7 @@ const char* inode_kind_name(std::uint32_t kind) {
         case LG_INODE_PIN_DIR: return "pin-dir";
         case LG_INODE_MULTIPLEXER: return "multiplexer";
         case LG_INODE_BUS_SOCKET: return "bus-socket";
+        case LG_INODE_HELD_OPEN: return "held-open";
         default: return "unknown";
     }
 }

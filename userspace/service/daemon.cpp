@@ -42,6 +42,10 @@ constexpr int kMaxRetries = 1500;
 // How often process sessions are looked for while the policy starts them
 // or some are tracked (a root's exit or an event wakes the loop at once).
 constexpr int kSessionTickMs = 200;
+// How often the files protected processes hold open are looked at, with
+// members about and without.
+constexpr int kHeldOpenMs = 1000;
+constexpr int kHeldOpenIdleMs = 10000;
 // Events journalled per turn of the loop: a flood of refusals waits its
 // turn behind policy changes and session ends rather than starving them.
 constexpr std::size_t kEventBatch = 256;
@@ -106,6 +110,7 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     FsSpace space(maps.fs_space.get());
     space.watch(space_paths(w.policy()), w.policy().fs_reserve);
     auto next_measure = std::chrono::steady_clock::now();
+    auto next_held_open = std::chrono::steady_clock::now();
     // A pending retry is due by the clock, whatever else wakes the loop
     // (events, sessions, the socket), so steady wake-ups cannot starve it.
     auto next_retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryMs);
@@ -128,6 +133,24 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
                 next_measure = now + std::chrono::milliseconds(members ? due : std::max(due, FsSpace::kIdleIntervalMs));
             }
             auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_measure - now).count();
+            if (timeout < 0 || wait < timeout) timeout = static_cast<int>(std::max<long long>(wait, 0));
+        }
+        // The files protected processes open are looked at each second
+        // while there are members, so a lock file a restarted service
+        // opens is guarded before a member could lock it first; every
+        // ten seconds otherwise.
+        {
+            auto now = std::chrono::steady_clock::now();
+            if (now >= next_held_open) {
+                bool members = read_setting(maps.settings.get(), LG_SETTING_SESSIONS) > 0 || sessions.active();
+                try {
+                    w.refresh_held_open();
+                } catch (const std::exception& e) {
+                    watcher_log(std::string("error: guarding files protected processes hold open: ") + e.what());
+                }
+                next_held_open = now + std::chrono::milliseconds(members ? kHeldOpenMs : kHeldOpenIdleMs);
+            }
+            auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_held_open - now).count();
             if (timeout < 0 || wait < timeout) timeout = static_cast<int>(std::max<long long>(wait, 0));
         }
         // A second of repeated refusals ends: its count is journalled then.

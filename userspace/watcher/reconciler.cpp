@@ -24,6 +24,7 @@
 #include "kernel/session_registry.h"
 #include "policy/resolver.h"
 #include "watcher/log.h"
+#include "watcher/open_files.h"
 #include "watcher/watcher_state.h"
 
 namespace liveguard {
@@ -38,6 +39,10 @@ constexpr std::uint32_t kCgroupWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO |
 const std::string kControlBinaries = "service-control binaries";
 const std::string kServiceManagerSockets = "service manager sockets";
 const std::string kHandoffPaths = "hand-off paths";
+// Files held open by protected processes that are guarded for locks, at
+// most; and the processes of one protected cgroup whose files are read.
+constexpr std::size_t kMaxHeldOpen = 1024;
+constexpr std::size_t kMaxCgroupHolders = 256;
 
 }  // namespace
 
@@ -61,6 +66,7 @@ bool Reconciler::apply() {
     for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
     want_service_manager_sockets(pass);
     want_handoff_paths(pass);
+    want_held_open(pass);
     try {
         set_allowed_doors(maps_.allowed_doors.get(), policy_.allowed_doors);
     } catch (const std::exception& e) {
@@ -150,6 +156,10 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
         shown.cgroups.push_back(path);
     }
     want_ports(t, shown.pids, pass);
+    for (pid_t pid : shown.pids) pass.holders.push_back({pid, t.source, t.describe()});
+    for (const auto& [id, path] : r.cgroups)
+        for (pid_t pid : cgroup_processes(path, kMaxCgroupHolders))
+            pass.holders.push_back({pid, t.source, t.describe()});
     pass.owners.insert(t.describe());
     for (const auto& [path, kind] : r.guarded_files)
         if (!(kind == LG_INODE_PROTECTED_FILE && members_files.count(path)))
@@ -217,6 +227,59 @@ void Reconciler::want_handoff_paths(Pass& pass) {
             want_inode(pass, path, kind, 0, kHandoffPaths);
         }
     }
+}
+
+void Reconciler::want_held_open(Pass& pass) {
+    std::size_t n = 0;
+    bool capped = false;
+    for (const auto& h : pass.holders) {
+        for (const auto& path : held_open_files(h.pid, kMaxHeldOpen)) {
+            auto held = hold_inode(path);
+            if (!held) continue;  // closed meanwhile
+            InodeId id{held->key.dev, held->key.ino};
+            if (pass.inodes.count(id)) continue;
+            if (n >= kMaxHeldOpen) {
+                capped = true;
+                break;
+            }
+            pass.inodes[id] = InodeWant{LG_INODE_HELD_OPEN, h.source, h.owner, std::move(*held)};
+            ++n;
+        }
+    }
+    if (capped)
+        pass.warnings.insert("protected processes hold more than " + std::to_string(kMaxHeldOpen) +
+                             " files open; members' locks on the others are not refused");
+    holders_ = std::move(pass.holders);
+}
+
+void Reconciler::refresh_held_open() {
+    std::size_t n = 0;
+    for (const auto& [id, w] : inodes_added_) n += w.kind == LG_INODE_HELD_OPEN;
+    GuardedInodes gi(maps_.guarded_inodes.get());
+    for (const auto& h : holders_) {
+        for (const auto& path : held_open_files(h.pid, kMaxHeldOpen)) {
+            if (n >= kMaxHeldOpen) {
+                if (!held_open_capped_)
+                    watcher_log("warning: protected processes hold more than " + std::to_string(kMaxHeldOpen) +
+                                " files open; members' locks on the others are not refused");
+                held_open_capped_ = true;
+                return;
+            }
+            auto held = hold_inode(path);
+            if (!held) continue;
+            InodeId id{held->key.dev, held->key.ino};
+            if (inodes_added_.count(id)) continue;
+            try {
+                gi.add(held->key, LG_INODE_HELD_OPEN, h.source);
+            } catch (const std::exception& e) {
+                watcher_log(std::string("warning: ") + e.what());
+                return;
+            }
+            inodes_added_.emplace(id, InodeWant{LG_INODE_HELD_OPEN, h.source, h.owner, std::move(*held)});
+            ++n;
+        }
+    }
+    held_open_capped_ = false;
 }
 
 void Reconciler::want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
@@ -290,7 +353,8 @@ void Reconciler::apply_side_doors(Pass& pass) {
     // pass neither wants nor adopted (adopt_named_files) goes.
     if (!adopted_ && !pass.retry) {
         for (const auto& [key, g] : gi.list())
-            if ((g.kind == LG_INODE_PROTECTED_TREE || g.kind == LG_INODE_PROTECTED_FILE) &&
+            if ((g.kind == LG_INODE_PROTECTED_TREE || g.kind == LG_INODE_PROTECTED_FILE ||
+                 g.kind == LG_INODE_HELD_OPEN) &&
                 !inodes_added_.count(InodeId{key.dev, key.ino}))
                 gi.remove(key);
         adopted_ = true;

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/fd.h"
 #include "kernel/guarded_inodes.h"
@@ -40,6 +41,11 @@ public:
 
     const Policy& policy() const { return policy_; }
 
+    // Guards, for locks, the files protected processes opened since the
+    // last pass (a service opens its lock file after it starts, and no
+    // event says so); what they hold stays guarded as apply() keeps it.
+    void refresh_held_open();
+
     // Drains pending inotify events; true when any concerns a name the
     // targets resolve through (watch_concerns), or a directory itself.
     bool drain_events();
@@ -54,6 +60,12 @@ private:
     };
     using InodeWants = std::map<InodeId, InodeWant>;
     using WordWants = std::map<std::string, std::uint32_t>;  // word -> enum lg_word_flags
+    // A protected process whose open files are guarded, with its target.
+    struct Holder {
+        pid_t pid = 0;
+        std::uint32_t source = 0;
+        std::string owner;
+    };
 
     // What one apply() wants, gathered over the targets before the side
     // doors, stale cgroups and watches are brought in line with it.
@@ -65,12 +77,15 @@ private:
         std::set<std::string> owners;  // of inodes: every target and built-in set in force
         WordWants words;
         std::set<std::string> member_files;  // PID files naming a session member
+        std::vector<Holder> holders;
         bool retry = false;
     };
 
     void apply_target(const ProtectTarget& t, Pass& pass, WatcherState& state);
     void want_service_manager_sockets(Pass& pass);
     void want_handoff_paths(Pass& pass);
+    // Last in a pass: a file guarded otherwise keeps that kind.
+    void want_held_open(Pass& pass);
     // `follow` false: a symlink is guarded itself, not what it names.
     static void want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
                            const std::string& owner, bool follow = true);
@@ -99,6 +114,8 @@ private:
     bool prune_unwanted_ = false;
     std::map<std::uint32_t, std::uint64_t> pid_identity_;  // source -> start ticks
     InodeWants inodes_added_;
+    std::vector<Holder> holders_;  // the last pass's
+    bool held_open_capped_ = false;
     WordWants words_added_;
     bool added_watch_ = false;
     std::uint32_t host_net_ns_ = 0;  // inode of the machine's network namespace (0: unknown)

@@ -67,13 +67,14 @@ DOORS = {
     "multiplexer": ["lg_unix_connect"],
     "fs_space": ["lg_file_permission"],
     "service_bus": ["lg_socket_sendmsg"],
-    "mapped": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_setattr", "lg_file_lock"],
+    "mapped": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_setattr", "lg_file_lock",
+               "lg_mmap_file", "lg_file_mprotect"],
     # Last: its control run lets a test rewrite the gateway's PID file and
     # run script, which a later reload would find stale.
     "path": ["lg_file_open", "lg_file_permission", "lg_file_receive", "lg_inode_create", "lg_inode_unlink",
              "lg_inode_rmdir", "lg_inode_link", "lg_inode_symlink", "lg_inode_mkdir", "lg_inode_mknod",
              "lg_inode_rename", "lg_inode_setattr", "lg_inode_setxattr", "lg_inode_removexattr",
-             "lg_inode_set_acl", "lg_inode_remove_acl", "lg_file_lock"],
+             "lg_inode_set_acl", "lg_inode_remove_acl", "lg_file_lock", "lg_mmap_file", "lg_file_mprotect"],
 }
 
 _DEFAULTS = {
@@ -584,6 +585,28 @@ def ptrace_attach(pid, seize=False):
             pass
     finally:
         libc.ptrace(PTRACE_DETACH, pid, None, None)
+
+
+PROT_READ, PROT_WRITE, MAP_SHARED = 1, 2, 1
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+
+def map_shared(fd, length, writable, then_writable=False):
+    """Maps length bytes of fd shared (for writing, or read-only and then
+    made writable with mprotect) and unmaps them again without touching
+    them; raises OSError where either is refused."""
+    addr = libc.mmap(None, length, PROT_READ | (PROT_WRITE if writable else 0), MAP_SHARED, fd, 0)
+    if addr is None or addr == ctypes.c_void_p(-1).value:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    try:
+        if then_writable:
+            _check(libc.mprotect(addr, length, PROT_READ | PROT_WRITE))
+    finally:
+        libc.munmap(addr, length)
 
 
 class iovec(ctypes.Structure):

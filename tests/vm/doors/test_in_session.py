@@ -1181,6 +1181,67 @@ def test_mapped_file_of_protected_process(which, act):
     assert D.ask_watching_service() == "ok"
 
 
+# A descriptor for writing of the mapped database, opened by
+# tests/vm/doors/run before the session (so before the guard could refuse
+# the open) and inherited here.
+MAPPED_DB_FD = 10
+
+
+@door["mapped"]
+@pytest.mark.parametrize("how", ["mmap", "mprotect"])
+def test_mapped_file_shared_writable_mapping(how):
+    """Writes through a shared mapping pass no hook, so the mapping itself
+    is refused: made writable at once, or read-only and then made
+    writable."""
+    with pytest.raises(PermissionError):
+        D.map_shared(MAPPED_DB_FD, 4096, writable=(how == "mmap"), then_writable=(how == "mprotect"))
+    assert D.ask_watching_service() == "ok"
+
+
+# Each taken through a read-only descriptor, by `nobody`: enough for a
+# shared lock, which blocks the service's exclusive one.
+_HELD_OPEN_LOCKS = {
+    "flock": "fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)",
+    "fcntl read lock": "fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)",
+    "OFD read lock": "fcntl.fcntl(fd, 37, struct.pack('hhqqixxxx', fcntl.F_RDLCK, 0, 0, 0, 0))",
+}
+
+
+@door["mapped"]
+@pytest.mark.parametrize("lock", list(_HELD_OPEN_LOCKS))
+def test_lock_on_file_protected_process_holds_open(lock):
+    """The watching service holds its lock file open (outside every
+    protected tree, not mapped) and locks it on each request."""
+    code = (f"import fcntl, os, struct, sys\n"
+            f"fd = os.open({CFG['held_lock']!r}, os.O_RDONLY)\n"
+            f"try:\n    {_HELD_OPEN_LOCKS[lock]}\n"
+            f"except PermissionError:\n    sys.exit(13)\n")
+    r = subprocess.run([sys.executable, "-c", code], user=65534, group=65534, capture_output=True, text=True)
+    assert r.returncode == 13, f"{lock} as nobody was not refused: exit {r.returncode} {r.stderr}"
+    assert D.ask_watching_service() == "ok"
+
+
+@door["mapped"]
+def test_lock_on_file_protected_process_opened_late():
+    """A file the service opens while it runs (no event says so): its
+    lock is refused once the watcher has looked again, within seconds."""
+    late = CFG["held_lock"] + ".late"
+    open(late, "a").close()
+    assert D.ask_watching_service() == "ok"  # it opens the file now
+    deadline = time.monotonic() + 10
+    while True:
+        fd = os.open(late, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except PermissionError:
+            break
+        finally:
+            os.close(fd)
+        assert time.monotonic() < deadline, "a member could still lock it 10 s after the service opened it"
+        time.sleep(0.2)
+    assert D.ask_watching_service() == "ok"
+
+
 def test_pass_mapped_file_replaced_by_rename_and_unmapped_written(tmp_path):
     """Replacing a mapped file by rename, as package managers and pip do,
     is allowed (the service keeps the old inode), and so is writing a file

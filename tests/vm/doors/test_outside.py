@@ -176,6 +176,24 @@ def test_outside_mapped_file_opens_for_writing():
         os.close(os.open(CFG[which], os.O_WRONLY))
 
 
+def test_outside_mapped_file_shared_writable_mapping():
+    fd = os.open(CFG["mapped_db"], os.O_RDWR)
+    try:
+        D.map_shared(fd, 4096, writable=True)
+        D.map_shared(fd, 4096, writable=False, then_writable=True)
+    finally:
+        os.close(fd)
+
+
+def test_outside_lock_on_file_protected_process_holds_open():
+    fd = os.open(CFG["held_lock"], os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 def test_outside_service_bus_manager_calls():
     for path in CFG["bus_sockets"]:
         s = D.bus_connect(path)
