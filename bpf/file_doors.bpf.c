@@ -230,7 +230,7 @@ LG_HOOK(file_receive, lg_file_receive, struct file *, file)
  * comes here: the protection and type rule out nearly all of them. */
 LG_HOOK(mmap_file, lg_mmap_file, struct file *, file, unsigned long, prot, unsigned long, flags)
 {
-	if (ret || !file || !(prot & LG_PROT_WRITE))
+	if (ret || !file || !(prot & LG_PROT_WRITE) || !(file->f_mode & FMODE_WRITE))
 		return ret;
 	unsigned long type = flags & LG_MAP_TYPE;
 

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -44,7 +45,7 @@ constexpr int kMaxRetries = 1500;
 constexpr int kSessionTickMs = 200;
 // How often the files protected processes hold open are looked at, with
 // members about and without.
-constexpr int kHeldOpenMs = 1000;
+constexpr int kHeldOpenMs = 2000;
 constexpr int kHeldOpenIdleMs = 10000;
 // Events journalled per turn of the loop: a flood of refusals waits its
 // turn behind policy changes and session ends rather than starving them.
@@ -105,6 +106,14 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     });
     // For people and `status` only: the watcher is addressed by its socket.
     write_watcher_pid_file(::getpid());
+    // It holds a descriptor for each guarded file (up to the guarded-inode
+    // map's size) besides its watches and clients: the usual soft limit of
+    // 1024 is too few, the hard limit is ours to take.
+    if (struct rlimit nofile {}; ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0)
+            watcher_log(std::string("warning: cannot raise the open-file limit: ") + std::strerror(errno));
+    }
     int retries = 0;
     bool retry = w.apply();
     FsSpace space(maps.fs_space.get());
@@ -135,10 +144,10 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
             auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_measure - now).count();
             if (timeout < 0 || wait < timeout) timeout = static_cast<int>(std::max<long long>(wait, 0));
         }
-        // The files protected processes open are looked at each second
-        // while there are members, so a lock file a restarted service
-        // opens is guarded before a member could lock it first; every
-        // ten seconds otherwise.
+        // The files protected processes open are looked at every two
+        // seconds while there are members, so a lock file a restarted
+        // service opens is guarded soon after; every ten seconds
+        // otherwise.
         {
             auto now = std::chrono::steady_clock::now();
             if (now >= next_held_open) {

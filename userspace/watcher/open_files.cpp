@@ -14,8 +14,9 @@ namespace liveguard {
 namespace {
 
 bool on_kernel_filesystem(std::string_view target) {
+    if (target.starts_with("/dev/shm/")) return false;  // a tmpfs like any other
     for (std::string_view prefix : {"/proc/", "/sys/", "/dev/"})
-        if (target.substr(0, prefix.size()) == prefix) return true;
+        if (target.starts_with(prefix)) return true;
     return false;
 }
 
@@ -45,18 +46,34 @@ std::vector<std::string> held_open_files(pid_t pid, std::size_t max) {
     return out;
 }
 
+namespace {
+
+void add_cgroup_processes(const std::string& path, std::size_t max, int depth, std::vector<pid_t>& out) {
+    if (auto text = read_small_file(path + "/cgroup.procs")) {
+        std::string_view rest = *text;
+        while (!rest.empty() && out.size() < max) {
+            auto nl = rest.find('\n');
+            if (auto pid = parse_pid(rest.substr(0, nl))) out.push_back(*pid);
+            if (nl == std::string_view::npos) break;
+            rest.remove_prefix(nl + 1);
+        }
+    }
+    if (depth == 0 || out.size() >= max) return;
+    DIR* d = ::opendir(path.c_str());
+    if (!d) return;
+    while (struct dirent* e = ::readdir(d)) {
+        if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+        add_cgroup_processes(path + "/" + e->d_name, max, depth - 1, out);
+        if (out.size() >= max) break;
+    }
+    ::closedir(d);
+}
+
+}  // namespace
+
 std::vector<pid_t> cgroup_processes(const std::string& path, std::size_t max) {
     std::vector<pid_t> out;
-    auto text = read_small_file(path + "/cgroup.procs");
-    if (!text) return out;
-    std::string_view rest = *text;
-    while (!rest.empty() && out.size() < max) {
-        auto nl = rest.find('\n');
-        std::string_view line = rest.substr(0, nl);
-        if (auto pid = parse_pid(line)) out.push_back(*pid);
-        if (nl == std::string_view::npos) break;
-        rest.remove_prefix(nl + 1);
-    }
+    add_cgroup_processes(path, max, kCgroupDepth, out);
     return out;
 }
 

@@ -17,7 +17,9 @@ namespace liveguard {
 // its descriptors change meanwhile.
 std::vector<std::string> held_open_files(pid_t pid, std::size_t max);
 
-// The processes in the cgroup at `path` (its cgroup.procs), at most `max`.
+// The processes in the cgroup at `path` and the cgroups below it, at most
+// `max`, kCgroupDepth levels down.
+inline constexpr int kCgroupDepth = 8;
 std::vector<pid_t> cgroup_processes(const std::string& path, std::size_t max);
 
 }  // namespace liveguard

@@ -43,6 +43,9 @@ const std::string kHandoffPaths = "hand-off paths";
 // most; and the processes of one protected cgroup whose files are read.
 constexpr std::size_t kMaxHeldOpen = 1024;
 constexpr std::size_t kMaxCgroupHolders = 256;
+// How long a file no holder has open any more stays guarded for locks: a
+// service's restart (s6 waits a second) opens its lock file again.
+constexpr int kHeldOpenGraceS = 60;
 
 }  // namespace
 
@@ -66,7 +69,6 @@ bool Reconciler::apply() {
     for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
     want_service_manager_sockets(pass);
     want_handoff_paths(pass);
-    want_held_open(pass);
     try {
         set_allowed_doors(maps_.allowed_doors.get(), policy_.allowed_doors);
     } catch (const std::exception& e) {
@@ -84,6 +86,7 @@ bool Reconciler::apply() {
         pass.warnings.insert(std::string("except: ") + e.what());
     }
     if (!adopted_) adopt_named_files(pass);
+    want_held_open(pass);
     try {
         apply_side_doors(pass);
     } catch (const std::exception& e) {
@@ -156,10 +159,9 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
         shown.cgroups.push_back(path);
     }
     want_ports(t, shown.pids, pass);
-    for (pid_t pid : shown.pids) pass.holders.push_back({pid, t.source, t.describe()});
-    for (const auto& [id, path] : r.cgroups)
-        for (pid_t pid : cgroup_processes(path, kMaxCgroupHolders))
-            pass.holders.push_back({pid, t.source, t.describe()});
+    for (pid_t pid : shown.pids)
+        if (auto st = read_proc_stat(pid)) pass.holders.push_back({pid, st->start_ticks, {}, t.source, t.describe()});
+    for (const auto& [id, path] : r.cgroups) pass.holders.push_back({0, 0, path, t.source, t.describe()});
     pass.owners.insert(t.describe());
     for (const auto& [path, kind] : r.guarded_files)
         if (!(kind == LG_INODE_PROTECTED_FILE && members_files.count(path)))
@@ -229,23 +231,70 @@ void Reconciler::want_handoff_paths(Pass& pass) {
     }
 }
 
-void Reconciler::want_held_open(Pass& pass) {
-    std::size_t n = 0;
-    bool capped = false;
-    for (const auto& h : pass.holders) {
-        for (const auto& path : held_open_files(h.pid, kMaxHeldOpen)) {
-            auto held = hold_inode(path);
-            if (!held) continue;  // closed meanwhile
-            InodeId id{held->key.dev, held->key.ino};
-            if (pass.inodes.count(id)) continue;
-            if (n >= kMaxHeldOpen) {
-                capped = true;
-                break;
+std::map<InodeId, Reconciler::HeldOpen> Reconciler::held_open_now(const std::vector<Holder>& holders,
+                                                                  bool& capped) const {
+    std::map<InodeId, HeldOpen> now;
+    capped = false;
+    for (const auto& h : holders) {
+        std::vector<pid_t> pids;
+        if (!h.cgroup.empty()) {
+            pids = cgroup_processes(h.cgroup, kMaxCgroupHolders);
+        } else if (auto st = read_proc_stat(h.pid); st && st->start_ticks == h.start_ticks) {
+            pids.push_back(h.pid);
+        }
+        for (pid_t pid : pids) {
+            for (auto& path : held_open_files(pid, kMaxHeldOpen)) {
+                auto key = inode_key(path);
+                if (!key) continue;  // closed meanwhile
+                InodeId id{key->dev, key->ino};
+                if (now.count(id)) continue;
+                if (now.size() >= kMaxHeldOpen) {
+                    capped = true;
+                    return now;
+                }
+                now[id] = HeldOpen{std::move(path), &h};
             }
-            pass.inodes[id] = InodeWant{LG_INODE_HELD_OPEN, h.source, h.owner, std::move(*held)};
-            ++n;
         }
     }
+    return now;
+}
+
+// Guards, as held open, what is not guarded yet; notes the moment for
+// what is. `pass`: an apply()'s, where a file wanted otherwise keeps
+// that kind; or none (refresh_held_open()), which guards at once.
+std::size_t Reconciler::guard_held_open(const std::map<InodeId, HeldOpen>& now, Pass* pass, bool& capped) {
+    auto when = std::chrono::steady_clock::now();
+    std::size_t n = 0;
+    for (const auto& [id, w] : inodes_added_) n += w.kind == LG_INODE_HELD_OPEN;
+    for (const auto& [id, h] : now) {
+        if (auto it = inodes_added_.find(id); it != inodes_added_.end()) {
+            // Kept from an earlier pass as another kind (a PID file
+            // renamed aside, say): it stays that.
+            if (it->second.kind == LG_INODE_HELD_OPEN) it->second.seen = when;
+            continue;
+        }
+        if (pass && pass->inodes.count(id)) continue;
+        if (n >= kMaxHeldOpen) {
+            capped = true;
+            break;
+        }
+        auto held = hold_inode(h.path);
+        if (!held || held->key.dev != id.first || held->key.ino != id.second) continue;  // replaced meanwhile
+        InodeWant want{LG_INODE_HELD_OPEN, h.holder->source, h.holder->owner, std::move(*held), when};
+        if (pass) {
+            pass->inodes[id] = std::move(want);
+        } else {
+            GuardedInodes(maps_.guarded_inodes.get()).add(want.held.key, LG_INODE_HELD_OPEN, want.source);
+            inodes_added_.emplace(id, std::move(want));
+        }
+        ++n;
+    }
+    return n;
+}
+
+void Reconciler::want_held_open(Pass& pass) {
+    bool capped = false;
+    guard_held_open(held_open_now(pass.holders, capped), &pass, capped);
     if (capped)
         pass.warnings.insert("protected processes hold more than " + std::to_string(kMaxHeldOpen) +
                              " files open; members' locks on the others are not refused");
@@ -253,33 +302,23 @@ void Reconciler::want_held_open(Pass& pass) {
 }
 
 void Reconciler::refresh_held_open() {
-    std::size_t n = 0;
-    for (const auto& [id, w] : inodes_added_) n += w.kind == LG_INODE_HELD_OPEN;
+    bool capped = false;
+    guard_held_open(held_open_now(holders_, capped), nullptr, capped);
+    // Each entry goes before its fd closes (see apply_side_doors).
     GuardedInodes gi(maps_.guarded_inodes.get());
-    for (const auto& h : holders_) {
-        for (const auto& path : held_open_files(h.pid, kMaxHeldOpen)) {
-            if (n >= kMaxHeldOpen) {
-                if (!held_open_capped_)
-                    watcher_log("warning: protected processes hold more than " + std::to_string(kMaxHeldOpen) +
-                                " files open; members' locks on the others are not refused");
-                held_open_capped_ = true;
-                return;
-            }
-            auto held = hold_inode(path);
-            if (!held) continue;
-            InodeId id{held->key.dev, held->key.ino};
-            if (inodes_added_.count(id)) continue;
-            try {
-                gi.add(held->key, LG_INODE_HELD_OPEN, h.source);
-            } catch (const std::exception& e) {
-                watcher_log(std::string("warning: ") + e.what());
-                return;
-            }
-            inodes_added_.emplace(id, InodeWant{LG_INODE_HELD_OPEN, h.source, h.owner, std::move(*held)});
-            ++n;
+    auto expired = std::chrono::steady_clock::now() - std::chrono::seconds(kHeldOpenGraceS);
+    for (auto it = inodes_added_.begin(); it != inodes_added_.end();) {
+        if (it->second.kind == LG_INODE_HELD_OPEN && it->second.seen < expired) {
+            gi.remove(it->second.held.key);
+            it = inodes_added_.erase(it);
+        } else {
+            ++it;
         }
     }
-    held_open_capped_ = false;
+    if (capped && !held_open_capped_)
+        watcher_log("warning: protected processes hold more than " + std::to_string(kMaxHeldOpen) +
+                    " files open; members' locks on the others are not refused");
+    held_open_capped_ = capped;
 }
 
 void Reconciler::want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
@@ -328,7 +367,8 @@ bool Reconciler::drain_events() {
 // its owner is in force (guard_retention.h). Takes over pass.inodes.
 void Reconciler::apply_side_doors(Pass& pass) {
     std::map<InodeId, HeldGuard> held;
-    for (const auto& [k, v] : inodes_added_) held[k] = {v.owner, link_count(v.held)};
+    for (const auto& [k, v] : inodes_added_)
+        if (v.kind != LG_INODE_HELD_OPEN) held[k] = {v.owner, link_count(v.held)};
     std::set<InodeId> wanted;
     for (const auto& [k, v] : pass.inodes) wanted.insert(k);
     auto release = guards_to_release(held, wanted, pass.owners);

@@ -3,6 +3,7 @@
 // resolves every target afresh, adds what is newly wanted, releases what
 // no longer is, and watches (inotify) the directories whose changes can
 // change the answer.
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -57,12 +58,22 @@ private:
         std::uint32_t source = 0;
         std::string owner;  // a target's describe(), or a built-in set's name
         HeldInode held;
+        // LG_INODE_HELD_OPEN: when a holder last had it open. Such a
+        // guard goes kHeldOpenGraceS after that, not by guard_retention:
+        // a service restarting opens the same lock file again, but a file
+        // it once read must not stay unlockable for good.
+        std::chrono::steady_clock::time_point seen{};
     };
     using InodeWants = std::map<InodeId, InodeWant>;
     using WordWants = std::map<std::string, std::uint32_t>;  // word -> enum lg_word_flags
     // A protected process whose open files are guarded, with its target.
+    // Either one process (its start time checked at each look, so a
+    // reused number reads nothing) or a protected cgroup, whose processes
+    // are read afresh at each look.
     struct Holder {
         pid_t pid = 0;
+        std::uint64_t start_ticks = 0;
+        std::string cgroup;
         std::uint32_t source = 0;
         std::string owner;
     };
@@ -86,6 +97,15 @@ private:
     void want_handoff_paths(Pass& pass);
     // Last in a pass: a file guarded otherwise keeps that kind.
     void want_held_open(Pass& pass);
+    // A file a holder has open now: a path to it (/proc/<pid>/fd/<n>).
+    struct HeldOpen {
+        std::string path;
+        const Holder* holder = nullptr;
+    };
+    // The files the holders have open now, at most kMaxHeldOpen; `capped`
+    // when there were more.
+    std::map<InodeId, HeldOpen> held_open_now(const std::vector<Holder>& holders, bool& capped) const;
+    std::size_t guard_held_open(const std::map<InodeId, HeldOpen>& now, Pass* pass, bool& capped);
     // `follow` false: a symlink is guarded itself, not what it names.
     static void want_inode(Pass& pass, const std::string& path, std::uint32_t kind, std::uint32_t source,
                            const std::string& owner, bool follow = true);

@@ -1043,6 +1043,9 @@ def _bus_calls():
             D.bus_message("/org/freedesktop/DBus", "Hello", "org.freedesktop.DBus",
                           destination="org.freedesktop.DBus") + D.transient_unit_call()],
         "header cut between writes": [D.transient_unit_call()[:20], D.transient_unit_call()[20:]],
+        # Cancelling a protected unit's start or restart job leaves it down.
+        "CancelJob": [D.bus_message(D.SYSTEMD, "CancelJob", D.SYSTEMD_IFACE, signature="u",
+                                    body=b"\x01\0\0\0")],
     }
 
 
@@ -1073,7 +1076,8 @@ def test_service_bus_pipelined_with_begin():
 
 
 @door["service_bus"]
-@pytest.mark.parametrize("how", ["header before BEGIN", "body across writes", "sendto an address", "MSG_OOB"])
+@pytest.mark.parametrize("how", ["header before BEGIN", "BEGIN with a descriptor", "body across writes",
+                                 "sendto an address", "MSG_OOB"])
 def test_service_bus_stream_out_of_step(gateway, how):
     """What would put the door's reading of the stream out of step with
     the bus daemon's is refused: a message header while the daemon still
@@ -1085,6 +1089,13 @@ def test_service_bus_stream_out_of_step(gateway, how):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.connect(CFG["bus_sockets"][0])
+        if how == "BEGIN with a descriptor":
+            # Were the descriptor refused after the hook (a bad one), the
+            # daemon would still read lines where the door reads messages.
+            s.sendall(b"\0AUTH EXTERNAL 30\r\n")
+            with pytest.raises(PermissionError):
+                s.sendmsg([b"BEGIN\r\n"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", 0))])
+            return
         if how == "header before BEGIN":
             tail = b"\r\nBEGIN\r\n" + call
             fake = D.bus_message("/x", "x", kind=2, destination=None)
@@ -1140,6 +1151,17 @@ def test_pass_service_bus_reads_and_other_services():
                 s.sendall(w)
         finally:
             s.close()
+    # godbus sends its credentials with the first byte.
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(CFG["bus_sockets"][0])
+        s.sendmsg([b"\0"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
+                             struct.pack("iII", os.getpid(), os.getuid(), os.getgid()))])
+        s.sendall(b"AUTH EXTERNAL 30\r\n")
+        s.sendall(b"BEGIN\r\n")
+        s.sendall(writes[1])
+    finally:
+        s.close()
 
 
 # =============================================================================
@@ -1224,7 +1246,7 @@ def test_lock_on_file_protected_process_holds_open(lock):
 @door["mapped"]
 def test_lock_on_file_protected_process_opened_late():
     """A file the service opens while it runs (no event says so): its
-    lock is refused once the watcher has looked again, within seconds."""
+    lock is refused once the watcher has looked again (every two seconds)."""
     late = CFG["held_lock"] + ".late"
     open(late, "a").close()
     assert D.ask_watching_service() == "ok"  # it opens the file now
