@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "base/error.h"
 #include "kernel/fmod_ret.h"
@@ -23,9 +25,15 @@ struct BtfDeleter {
     void operator()(struct btf* b) const { btf__free(b); }
 };
 
+// An argument's name as the hook's programs use it: newer kernels mark an
+// argument that may be NULL for the verifier by a suffix (7.x:
+// bpf_lsm_mmap_file's `file__nullable`), which names the same argument.
 std::string param_name(const struct btf& btf, const struct btf_param& p) {
     const char* n = btf__name_by_offset(&btf, p.name_off);
-    return n ? n : "";
+    std::string name = n ? n : "";
+    constexpr std::string_view kNullable = "__nullable";
+    if (name.size() > kNullable.size() && name.ends_with(kNullable)) name.resize(name.size() - kNullable.size());
+    return name;
 }
 
 // The argument names of `proto`, in order.
