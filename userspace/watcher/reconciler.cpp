@@ -47,6 +47,11 @@ constexpr std::size_t kMaxCgroupHolders = 256;
 // service's restart (s6 waits a second) opens its lock file again.
 constexpr int kHeldOpenGraceS = 60;
 
+std::string held_open_cap_warning() {
+    return "protected processes hold more than " + std::to_string(kMaxHeldOpen) +
+           " files open; members' locks on the others are not refused";
+}
+
 }  // namespace
 
 Reconciler::Reconciler(Policy policy, PinnedMaps maps)
@@ -296,8 +301,7 @@ void Reconciler::want_held_open(Pass& pass) {
     bool capped = false;
     guard_held_open(held_open_now(pass.holders, capped), &pass, capped);
     if (capped)
-        pass.warnings.insert("protected processes hold more than " + std::to_string(kMaxHeldOpen) +
-                             " files open; members' locks on the others are not refused");
+        pass.warnings.insert(held_open_cap_warning());
     holders_ = std::move(pass.holders);
 }
 
@@ -316,8 +320,7 @@ void Reconciler::refresh_held_open() {
         }
     }
     if (capped && !held_open_capped_)
-        watcher_log("warning: protected processes hold more than " + std::to_string(kMaxHeldOpen) +
-                    " files open; members' locks on the others are not refused");
+        watcher_log("warning: " + held_open_cap_warning());
     held_open_capped_ = capped;
 }
 
