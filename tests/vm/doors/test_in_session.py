@@ -1731,6 +1731,45 @@ def test_bind_protected_port(gateway, port, kind, family):
     assert_kept(gateway)
 
 
+@door["port"]
+@pytest.mark.every_lane
+def test_bind_learned_port_across_s6_restart(gateway):
+    """The port the gateway listens on stays its own while it restarts:
+    asked to exit (as a crash would end it), it is down for a second or
+    more until s6 starts it again, and a member that binds the port in
+    that gap would make the new gateway fail to listen and crash-loop."""
+    with socket.create_connection(("127.0.0.1", D.GATEWAY_PORT), timeout=5) as c:
+        c.sendall(b"exit\n")
+    in_gap = bound = 0
+    deadline = time.monotonic() + 30
+    new = None
+    while time.monotonic() < deadline:
+        probe = socket.socket()
+        nobody_listens = probe.connect_ex(("127.0.0.1", D.GATEWAY_PORT)) == errno.ECONNREFUSED
+        probe.close()
+        err = D.bind_errno(D.GATEWAY_PORT)
+        if err == 0:
+            bound += 1
+            break
+        if nobody_listens:
+            # The gap: s6 starts the gateway again at once (it ran for
+            # more than a second), so it lasts as long as its start.
+            in_gap += err == errno.EPERM
+            time.sleep(0.005)
+            continue
+        pid = D.s6_pid()
+        if pid not in (None, gateway.pid):
+            new = pid
+            break
+        time.sleep(0.02)
+    assert not bound, (f"a member bound port {D.GATEWAY_PORT} while the gateway restarted "
+                       f"({in_gap} binds refused before)")
+    assert new, f"the gateway did not come back listening on port {D.GATEWAY_PORT} within 30 s"
+    assert in_gap, "the gateway restarted with no moment without a listener: the gap was not tried"
+    back, why = D.wait_gateway(timeout=20)
+    assert back and back.pid != gateway.pid, why
+
+
 def test_pass_bind_other_port_and_own_namespace():
     assert D.bind_errno(D.POLICY_PORT + 1) == 0
     r = run(["unshare", "-n", sys.executable, "-c",
