@@ -1735,21 +1735,20 @@ def test_bind_protected_port(gateway, port, kind, family):
 @pytest.mark.every_lane
 def test_bind_learned_port_across_s6_restart(gateway):
     """The port the gateway listens on stays its own while it restarts:
-    asked to exit (as a crash would end it), it is down for a second or
-    more until s6 starts it again, and a member that binds the port in
-    that gap would make the new gateway fail to listen and crash-loop."""
+    asked to exit (as a crash would end it), it is down until s6 has
+    started it again, and a member that binds the port in that gap would
+    make the new gateway fail to listen and crash-loop."""
     with socket.create_connection(("127.0.0.1", D.GATEWAY_PORT), timeout=5) as c:
         c.sendall(b"exit\n")
-    in_gap = bound = 0
+    in_gap, bound, new = 0, False, None
     deadline = time.monotonic() + 30
-    new = None
     while time.monotonic() < deadline:
         probe = socket.socket()
         nobody_listens = probe.connect_ex(("127.0.0.1", D.GATEWAY_PORT)) == errno.ECONNREFUSED
         probe.close()
         err = D.bind_errno(D.GATEWAY_PORT)
         if err == 0:
-            bound += 1
+            bound = True
             break
         if nobody_listens:
             # The gap: s6 starts the gateway again at once (it ran for
