@@ -245,13 +245,16 @@ const char* kind_key(TargetKind k) {
         case TargetKind::SystemdUnit: return "systemd_unit";
         case TargetKind::Cgroup: return "cgroup";
         case TargetKind::Path: return "path";
+        case TargetKind::Container: return "container";
     }
     return "?";
 }
 
 std::string ProtectTarget::describe() const {
     if (kind == TargetKind::Pid) return "pid " + std::to_string(pid);
-    return std::string(kind_key(kind)) + " \"" + pattern + "\"";
+    std::string out = std::string(kind_key(kind)) + " \"" + pattern + "\"";
+    if (!container.empty()) out += " in container \"" + container + "\"";
+    return out;
 }
 
 Policy parse_policy(std::string_view text, const std::string& file) {
@@ -282,6 +285,7 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                 target.source = index;
                 target.line = static_cast<int>(t.source().begin.line);
                 int kinds = 0;
+                const toml::node* container = nullptr;
                 for (auto&& [ek, ev] : t) {
                     std::string e(ek.str());
                     TargetKind kind;
@@ -291,7 +295,15 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                     else if (e == "systemd_unit") kind = TargetKind::SystemdUnit;
                     else if (e == "cgroup") kind = TargetKind::Cgroup;
                     else if (e == "path") kind = TargetKind::Path;
-                    else if (e == "except") {
+                    else if (e == "container") {
+                        auto v = ev.value<std::string>();
+                        if (!ev.is_string() || !v || v->empty() || v->find('/') != std::string::npos)
+                            fail(file, ev, "`container` must be a container's name, id or a glob of "
+                                           "them, e.g. \"hermes*\"");
+                        target.container = *v;
+                        container = &ev;
+                        continue;
+                    } else if (e == "except") {
                         auto* a = ev.as_array();
                         if (!a)
                             fail(file, ev, "`except` must be an array of names, e.g. "
@@ -317,7 +329,7 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                     } else
                         fail(file, ev, "unknown key `" + e +
                                            "` in [[protect]] (expected one of pid, pidfile, s6, "
-                                           "systemd_unit, cgroup, path; and except, ports)");
+                                           "systemd_unit, cgroup, path, container; and except, ports)");
                     ++kinds;
                     target.kind = kind;
                     target.line = static_cast<int>(ev.source().begin.line);
@@ -341,10 +353,21 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                         target.pattern = require_absolute_string(file, ev, e);
                     }
                 }
+                if (container && kinds == 0) {
+                    // The container itself, all of it.
+                    target.kind = TargetKind::Container;
+                    target.pattern = std::move(target.container);
+                    target.container.clear();
+                    target.line = static_cast<int>(container->source().begin.line);
+                    ++kinds;
+                } else if (container && target.kind != TargetKind::PidFile && target.kind != TargetKind::S6 &&
+                           target.kind != TargetKind::Path)
+                    fail(file, *container, "`container` scopes a pidfile, s6 or path table, or stands alone; "
+                                           "not " + std::string(kind_key(target.kind)));
                 if (kinds != 1)
                     throw PolicyError(file + ":" + std::to_string(t.source().begin.line) +
                                       ": a [[protect]] table needs exactly one of pid, pidfile, "
-                                      "s6, systemd_unit, cgroup, path (found " +
+                                      "s6, systemd_unit, cgroup, path, container (found " +
                                       std::to_string(kinds) + ")");
                 if (!target.except.empty() && target.kind != TargetKind::Path)
                     throw PolicyError(file + ":" + std::to_string(t.source().begin.line) +

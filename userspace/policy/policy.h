@@ -18,7 +18,7 @@ namespace liveguard {
 
 inline constexpr const char* kDefaultPolicyPath = "/etc/liveguard/liveguard.toml";
 
-enum class TargetKind { Pid, PidFile, S6, SystemdUnit, Cgroup, Path };
+enum class TargetKind { Pid, PidFile, S6, SystemdUnit, Cgroup, Path, Container };
 
 const char* kind_key(TargetKind k);  // the TOML key: "pid", "pidfile", ...
 
@@ -35,6 +35,10 @@ struct ProtectTarget {
     // namespace, protected before it first listens (its listening sockets
     // are learned anyway).
     std::vector<std::uint16_t> ports;
+    // pidfile, s6, path: the containers (a `container` pattern) whose
+    // filesystem and PID namespace the pattern is written in; empty for
+    // the host's.
+    std::string container;
 
     std::string describe() const;  // e.g. pidfile "/home/dev/.hermes/gateway.pid"
 };

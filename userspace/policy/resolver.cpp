@@ -15,9 +15,11 @@
 
 #include "base/cgroup.h"
 #include "base/fd.h"
+#include "base/pid_namespaces.h"
 #include "base/proc.h"
 #include "kernel/exec_words.h"
 #include "liveguard/abi.h"
+#include "policy/containers.h"
 #include "policy/pidfile.h"
 #include "policy/pipe_readers.h"
 #include "policy/s6_status.h"
@@ -87,17 +89,19 @@ std::optional<std::string> read_plain_file(const std::string& path, std::size_t 
 }
 
 // The s6-supervise process running in `service_dir`: s6-supervise changes
-// into its service directory, so its cwd names it.
+// into its service directory, so its cwd is that directory. Compared as
+// files, not names: in a container the name it has there is not the one
+// the host reaches it by (/proc/<pid>/root/...).
 std::optional<pid_t> find_s6_supervise(const std::string& service_dir) {
-    std::error_code ec;
-    std::string want = std::filesystem::canonical(service_dir, ec).string();
-    if (ec) return std::nullopt;
+    struct stat want {};
+    if (::stat(service_dir.c_str(), &want) != 0) return std::nullopt;
     for (pid_t pid : list_pids()) {
         auto comm = read_small_file("/proc/" + std::to_string(pid) + "/comm", 64);
         if (!comm || comm->rfind("s6-supervise", 0) != 0) continue;
-        char buf[PATH_MAX];
-        ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/cwd").c_str(), buf, sizeof buf - 1);
-        if (n > 0 && std::string(buf, static_cast<std::size_t>(n)) == want) return pid;
+        struct stat cwd {};
+        if (::stat(("/proc/" + std::to_string(pid) + "/cwd").c_str(), &cwd) == 0 && cwd.st_dev == want.st_dev &&
+            cwd.st_ino == want.st_ino)
+            return pid;
     }
     return std::nullopt;
 }
@@ -128,8 +132,14 @@ std::optional<pid_t> resolve_s6_supervised(const std::string& dir, const std::st
     if (!status)
         r.warnings.push_back(sup + "/status: not an s6 status file (" + std::to_string(bytes->size()) +
                              " bytes)");
-    else if (status->pid)
-        r.processes.push_back({*status->pid, false, what + " " + dir});
+    else if (status->pid && supervise) {
+        // s6-supervise writes its child's pid as its own namespace numbers it.
+        if (auto child = find_in_pid_ns(*supervise, *status->pid)) {
+            r.processes.push_back({child->host_pid, false, what + " " + dir});
+            if (inner_pid(*supervise)) r.processes.back().ns_pid = child->ns_pid;
+        }
+    } else if (status->pid)
+        r.retry = true;  // s6-supervise is being started again
     return supervise;
 }
 
@@ -187,6 +197,125 @@ void walk_cgroups(const std::string& dir, int depth, const std::string& unit_glo
         }
         walk_cgroups(path, depth + 1, unit_glob, r);
     }
+}
+
+// A pidfile, s6 or path target's pattern, as the host reaches it
+// (`pattern`), its numbers those of `ns_member`'s PID namespace when given.
+void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_member, Resolution& r) {
+    switch (t.kind) {
+        case TargetKind::PidFile:
+            for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
+            for (const auto& path : expand_glob(pattern)) {
+                r.instances.push_back(path);
+                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
+                      std::filesystem::path(path).filename().string());
+                auto o = read_pid_file(path, ns_member);
+                if (o.pid) {
+                    r.processes.push_back({*o.pid, false, "pid file " + path});
+                    r.processes.back().named_by_file = path;
+                    r.processes.back().ns_pid = o.ns_pid;
+                    // A PID file rewritten by a test points the service's
+                    // own tooling (stop, --replace) at the wrong process.
+                    // Guarded once it names one: an empty file being
+                    // written is not the live service's yet.
+                    r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
+                }
+                if (!o.warning.empty()) r.warnings.push_back(o.warning);
+                r.retry |= o.retry;
+            }
+            break;
+        case TargetKind::S6:
+            for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
+            for (const auto& dir : expand_glob(pattern)) {
+                r.instances.push_back(dir);
+                // The scan directory's own FIFO can stop every service in it.
+                std::string scandir = std::filesystem::path(dir).parent_path().string();
+                // s6-svscan started after the watcher makes it here.
+                watch(r.watch_dirs, scandir, ".s6-svscan");
+                if (::access((scandir + "/.s6-svscan").c_str(), F_OK) == 0) {
+                    watch(r.watch_dirs, scandir + "/.s6-svscan", kAnyName);
+                    r.guarded_files.emplace_back(scandir + "/.s6-svscan/control", LG_INODE_SVSCAN_CONTROL);
+                    for (auto& w : path_words(scandir, false)) r.exec_words.emplace_back(w, LG_WORD_S6_SCANDIR);
+                }
+                for (auto& w : path_words(dir, true)) r.exec_words.emplace_back(w, LG_WORD_S6_SERVICE);
+                // Its run script, its down file, its env: what the next
+                // start runs. (Its event/ directory stays open to members:
+                // s6-svwait waits there without changing anything.)
+                r.guarded_files.emplace_back(dir, LG_INODE_PROTECTED_TREE);
+                if (struct stat entry {}; ::lstat(dir.c_str(), &entry) == 0 && S_ISLNK(entry.st_mode))
+                    r.guarded_links.push_back(dir);
+                if (auto supervise = resolve_s6_supervised(dir, "s6 service", r))
+                    resolve_s6_svscan(*supervise, scandir, r);
+                // s6-svscan runs a service's log/ beside it, piped to it: a
+                // service whose logger dies blocks on a full pipe.
+                struct stat log_st {};
+                std::string log_dir = dir + "/log";
+                if (::stat(log_dir.c_str(), &log_st) == 0 && S_ISDIR(log_st.st_mode))
+                    resolve_s6_supervised(log_dir, "s6 log service", r);
+            }
+            break;
+        case TargetKind::Path:
+            for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
+            for (const auto& path : expand_glob(pattern)) {
+                r.instances.push_back(path);
+                // A new directory at the same path is a new inode: look again.
+                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
+                      std::filesystem::path(path).filename().string());
+                struct stat st {};
+                if (::stat(path.c_str(), &st) != 0) continue;  // gone since the glob
+                if (S_ISREG(st.st_mode)) {
+                    r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
+                    continue;
+                }
+                if (!S_ISDIR(st.st_mode)) {
+                    r.warnings.push_back(t.describe() + ": " + path + " is neither a directory nor a regular file; not protected");
+                    continue;
+                }
+                r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_TREE);
+                bool truncated = false;
+                for (auto& f : hard_linked_files(path, kMaxHardLinked, truncated))
+                    r.guarded_files.emplace_back(std::move(f), LG_INODE_PROTECTED_FILE);
+                if (truncated)
+                    r.warnings.push_back(t.describe() + ": more than " + std::to_string(kMaxHardLinked) +
+                                         " files with hard links below " + path +
+                                         "; the others are protected under their names in it only");
+            }
+            break;
+        default: break;
+    }
+}
+
+// The process whose root a /proc/<pid>/root/... path goes through: its
+// files hold the numbers of its PID namespace.
+pid_t proc_root_owner(const std::string& pattern) {
+    constexpr std::string_view kProc = "/proc/";
+    if (pattern.rfind(kProc, 0) != 0) return 0;
+    auto slash = pattern.find('/', kProc.size());
+    if (slash == std::string::npos || pattern.compare(slash, 6, "/root/") != 0) return 0;
+    return parse_pid(std::string_view(pattern).substr(kProc.size(), slash - kProc.size())).value_or(0);
+}
+
+void resolve_container(const ProtectTarget& t, const std::string& cgroup_mount, Resolution& r) {
+    for (const auto& c : find_containers(cgroup_mount, r.watch_dirs)) {
+        if (!container_matches(c, t.pattern)) continue;
+        r.instances.push_back(describe(c) + ", cgroup " + c.cgroup);
+        r.cgroups.emplace_back(c.cgroup_id, c.cgroup);
+    }
+}
+
+// A pattern written as the matching containers see it, resolved through
+// each one's root and in its PID namespace.
+void resolve_in_containers(const ProtectTarget& t, const std::string& cgroup_mount, Resolution& r) {
+    bool any = false;
+    for (const auto& c : find_containers(cgroup_mount, r.watch_dirs)) {
+        if (!container_matches(c, t.container)) continue;
+        any = true;
+        if (c.init <= 0) continue;  // not started: its cgroup.events wakes the watcher
+        std::size_t before = r.processes.size();
+        resolve_files(t, "/proc/" + std::to_string(c.init) + "/root" + t.pattern, c.init, r);
+        for (std::size_t i = before; i < r.processes.size(); ++i) r.processes[i].why += " in " + describe(c);
+    }
+    if (!any) r.warnings.push_back(t.describe() + ": no running container matches \"" + t.container + "\" yet");
 }
 
 }  // namespace
@@ -248,7 +377,7 @@ WatchDirs glob_watch_dirs(const std::string& pattern) {
     return dirs;
 }
 
-PidFileOutcome read_pid_file(const std::string& path) {
+PidFileOutcome read_pid_file(const std::string& path, pid_t ns_member) {
     PidFileOutcome o;
     bool missing = false;
     auto text = read_plain_file(path, kMaxPidFileBytes, o.warning, missing);
@@ -262,15 +391,45 @@ PidFileOutcome read_pid_file(const std::string& path) {
         return o;
     }
     const auto& rec = std::get<PidFileRecord>(parsed);
-    auto st = read_proc_stat(rec.pid);
-    if (!st) return o;  // the process is gone: a stale file
-    if (rec.start_time && *rec.start_time != st->start_ticks) {
+    auto stale = [&](std::uint64_t started) {
         o.warning = path + ": names pid " + std::to_string(rec.pid) + " with start_time " +
-                    std::to_string(*rec.start_time) + ", but that process started at " +
-                    std::to_string(st->start_ticks) + " (stale file or reused PID); not protected";
+                    std::to_string(*rec.start_time) + ", but that process started at " + std::to_string(started) +
+                    " (stale file or reused PID); not protected";
+    };
+    if (ns_member > 0 && inner_pid(ns_member)) {
+        auto found = find_in_pid_ns(ns_member, rec.pid);
+        if (!found) return o;  // gone: a stale file
+        auto st = read_proc_stat(found->host_pid);
+        if (!st) return o;
+        if (rec.start_time && *rec.start_time != st->start_ticks) {
+            stale(st->start_ticks);
+            return o;
+        }
+        o.pid = found->host_pid;
+        o.ns_pid = rec.pid;
         return o;
     }
-    o.pid = rec.pid;
+    auto st = read_proc_stat(rec.pid);
+    if (st && (!rec.start_time || *rec.start_time == st->start_ticks)) {
+        o.pid = rec.pid;
+        return o;
+    }
+    if (!rec.start_time) return o;  // the process is gone: a stale file
+    // Written inside a container: its number is the container's, and the
+    // record's start time tells its process from the host's with that number.
+    auto inside = find_by_ns_pid_and_start(rec.pid, *rec.start_time);
+    if (inside.size() == 1) {
+        o.pid = inside[0].host_pid;
+        o.ns_pid = rec.pid;
+        return o;
+    }
+    if (inside.size() > 1)
+        o.warning = path + ": pid " + std::to_string(rec.pid) + " with start_time " +
+                    std::to_string(*rec.start_time) + " is " + std::to_string(inside.size()) +
+                    " processes in different PID namespaces; not protected (name the container: "
+                    "`container = ...` in its [[protect]] table)";
+    else if (st)
+        stale(st->start_ticks);
     return o;
 }
 
@@ -305,54 +464,13 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             else r.warnings.push_back("pid " + std::to_string(t.pid) + ": no such process");
             break;
         case TargetKind::PidFile:
-            r.watch_dirs = glob_watch_dirs(t.pattern);
-            for (const auto& path : expand_glob(t.pattern)) {
-                r.instances.push_back(path);
-                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
-                      std::filesystem::path(path).filename().string());
-                auto o = read_pid_file(path);
-                if (o.pid) {
-                    r.processes.push_back({*o.pid, false, "pid file " + path});
-                    r.processes.back().named_by_file = path;
-                    // A PID file rewritten by a test points the service's
-                    // own tooling (stop, --replace) at the wrong process.
-                    // Guarded once it names one: an empty file being
-                    // written is not the live service's yet.
-                    r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
-                }
-                if (!o.warning.empty()) r.warnings.push_back(o.warning);
-                r.retry |= o.retry;
-            }
-            break;
         case TargetKind::S6:
-            r.watch_dirs = glob_watch_dirs(t.pattern);
-            for (const auto& dir : expand_glob(t.pattern)) {
-                r.instances.push_back(dir);
-                // The scan directory's own FIFO can stop every service in it.
-                std::string scandir = std::filesystem::path(dir).parent_path().string();
-                // s6-svscan started after the watcher makes it here.
-                watch(r.watch_dirs, scandir, ".s6-svscan");
-                if (::access((scandir + "/.s6-svscan").c_str(), F_OK) == 0) {
-                    watch(r.watch_dirs, scandir + "/.s6-svscan", kAnyName);
-                    r.guarded_files.emplace_back(scandir + "/.s6-svscan/control", LG_INODE_SVSCAN_CONTROL);
-                    for (auto& w : path_words(scandir, false)) r.exec_words.emplace_back(w, LG_WORD_S6_SCANDIR);
-                }
-                for (auto& w : path_words(dir, true)) r.exec_words.emplace_back(w, LG_WORD_S6_SERVICE);
-                // Its run script, its down file, its env: what the next
-                // start runs. (Its event/ directory stays open to members:
-                // s6-svwait waits there without changing anything.)
-                r.guarded_files.emplace_back(dir, LG_INODE_PROTECTED_TREE);
-                if (struct stat entry {}; ::lstat(dir.c_str(), &entry) == 0 && S_ISLNK(entry.st_mode))
-                    r.guarded_links.push_back(dir);
-                if (auto supervise = resolve_s6_supervised(dir, "s6 service", r))
-                    resolve_s6_svscan(*supervise, scandir, r);
-                // s6-svscan runs a service's log/ beside it, piped to it: a
-                // service whose logger dies blocks on a full pipe.
-                struct stat log_st {};
-                std::string log_dir = dir + "/log";
-                if (::stat(log_dir.c_str(), &log_st) == 0 && S_ISDIR(log_st.st_mode))
-                    resolve_s6_supervised(log_dir, "s6 log service", r);
-            }
+        case TargetKind::Path:
+            if (!t.container.empty()) resolve_in_containers(t, cgroup_mount, r);
+            else resolve_files(t, t.pattern, proc_root_owner(t.pattern), r);
+            break;
+        case TargetKind::Container:
+            resolve_container(t, cgroup_mount, r);
             break;
         case TargetKind::SystemdUnit:
             walk_cgroups(cgroup_mount, 0, t.pattern, r);
@@ -363,33 +481,6 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
             for (const auto& c : r.cgroups)
                 for (auto& w : unit_words(std::filesystem::path(c.second).filename().string()))
                     r.exec_words.emplace_back(w, LG_WORD_PROTECTED_UNIT);
-            break;
-        case TargetKind::Path:
-            r.watch_dirs = glob_watch_dirs(t.pattern);
-            for (const auto& path : expand_glob(t.pattern)) {
-                r.instances.push_back(path);
-                // A new directory at the same path is a new inode: look again.
-                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
-                      std::filesystem::path(path).filename().string());
-                struct stat st {};
-                if (::stat(path.c_str(), &st) != 0) continue;  // gone since the glob
-                if (S_ISREG(st.st_mode)) {
-                    r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_FILE);
-                    continue;
-                }
-                if (!S_ISDIR(st.st_mode)) {
-                    r.warnings.push_back(t.describe() + ": " + path + " is neither a directory nor a regular file; not protected");
-                    continue;
-                }
-                r.guarded_files.emplace_back(path, LG_INODE_PROTECTED_TREE);
-                bool truncated = false;
-                for (auto& f : hard_linked_files(path, kMaxHardLinked, truncated))
-                    r.guarded_files.emplace_back(std::move(f), LG_INODE_PROTECTED_FILE);
-                if (truncated)
-                    r.warnings.push_back(t.describe() + ": more than " + std::to_string(kMaxHardLinked) +
-                                         " files with hard links below " + path +
-                                         "; the others are protected under their names in it only");
-            }
             break;
         case TargetKind::Cgroup:
             r.watch_dirs = glob_watch_dirs(t.pattern);

@@ -24,6 +24,9 @@ struct ProcessToProtect {
     // session member named there is the test's own process, not the
     // service, and its file is the test's too.
     std::string named_by_file;
+    // Its pid in the PID namespace that named it (a container's), when
+    // that is not the host's number.
+    pid_t ns_pid = 0;
 };
 
 // Directories to watch, each with the names in it (glob patterns, as in
@@ -77,11 +80,16 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount);
 
 // Reads a PID file, retrying torn reads; validates start_time.
 // Reads of a file that is not a regular file, or is too large, warn.
+// The file's number is a pid in the PID namespace of `ns_member` when
+// that is given (a container's process); otherwise the host's, or, for a
+// record whose start_time no host process with that number has, the one
+// process of some namespace with that number and start time.
 struct PidFileOutcome {
-    std::optional<pid_t> pid;
+    std::optional<pid_t> pid;  // the host's number
+    pid_t ns_pid = 0;          // the file's, when another
     std::string warning;
     bool retry = false;
 };
-PidFileOutcome read_pid_file(const std::string& path);
+PidFileOutcome read_pid_file(const std::string& path, pid_t ns_member = 0);
 
 }  // namespace liveguard

@@ -23,6 +23,8 @@ std::vector<std::string> space_paths(const Policy& policy) {
         return slash == 0 ? std::string("/") : p.substr(0, slash);
     };
     for (const auto& t : policy.targets) {
+        // Written as a container sees it: its root is not the host's.
+        if (!t.container.empty()) continue;
         switch (t.kind) {
             case TargetKind::Path:
             case TargetKind::S6:

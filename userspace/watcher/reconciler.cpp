@@ -150,6 +150,7 @@ void Reconciler::apply_target(const ProtectTarget& t, Pass& pass, WatcherState& 
         try {
             procs_add(p, t.source);
             shown.pids.push_back(p.pid);
+            shown.ns_pids.push_back(p.ns_pid);
         } catch (const std::exception& e) {
             pass.warnings.insert(t.describe() + ": " + e.what());
         }
@@ -444,7 +445,9 @@ void Reconciler::procs_add(const ProcessToProtect& p, std::uint32_t source) {
     ProtectedSet set(maps_);
     pid_t tgid = p.pid;
     if (set.add(p.pid, source, &tgid, p.inherit ? LG_PROTECT_INHERIT : 0) == AddOutcome::Added)
-        watcher_log("protecting pid " + std::to_string(tgid) + " (" + p.why + ")");
+        watcher_log("protecting pid " + std::to_string(tgid) +
+                    (p.ns_pid > 0 ? " (" + std::to_string(p.ns_pid) + " in its namespace)" : std::string()) + " (" +
+                    p.why + ")");
 }
 
 // `pid = N` names the process that had PID N when the policy was

@@ -43,9 +43,10 @@ std::string comma_list(const std::vector<std::string>& items) {
 }
 
 std::string target_json(const WatcherTarget& t) {
-    json::ArrayWriter instances, pids, cgroups;
+    json::ArrayWriter instances, pids, ns_pids, cgroups;
     for (const auto& i : t.instances) instances.str(i);
     for (pid_t p : t.pids) pids.num(p);
+    for (pid_t p : t.ns_pids) ns_pids.num(p);
     for (const auto& c : t.cgroups) cgroups.str(c);
     return json::ObjectWriter()
         .num("source", t.source)
@@ -54,6 +55,7 @@ std::string target_json(const WatcherTarget& t) {
         .num("line", t.line)
         .raw("instances", instances.done())
         .raw("pids", pids.done())
+        .raw("ns_pids", ns_pids.done())
         .raw("cgroups", cgroups.done())
         .str("description", t.description)
         .done();
@@ -83,9 +85,12 @@ bool parse_target(const std::string& text, WatcherTarget& t) {
     t.description = (*obj)["description"];
     // A state written before instances were recorded has none.
     const std::string& instances = (*obj)["instances"];
+    const std::string& ns_pids = (*obj)["ns_pids"];
     return parse_number((*obj)["source"], t.source) && parse_number((*obj)["line"], t.line) &&
            (instances.empty() || parse_elements(instances, t.instances, copy_string)) &&
            parse_elements((*obj)["pids"], t.pids, parse_number<pid_t>) &&
+           (ns_pids.empty() || parse_elements(ns_pids, t.ns_pids, parse_number<pid_t>)) &&
+           (t.ns_pids.empty() || t.ns_pids.size() == t.pids.size()) &&
            parse_elements((*obj)["cgroups"], t.cgroups, copy_string);
 }
 
@@ -163,7 +168,11 @@ std::optional<WatcherState> read_watcher_state() {
 
 std::array<std::string, 4> watcher_target_row(const WatcherTarget& t) {
     std::vector<std::string> pids(t.pids.size());
-    for (std::size_t i = 0; i < pids.size(); ++i) pids[i] = std::to_string(t.pids[i]);
+    for (std::size_t i = 0; i < pids.size(); ++i) {
+        pids[i] = std::to_string(t.pids[i]);
+        if (i < t.ns_pids.size() && t.ns_pids[i] > 0)
+            pids[i] += " (" + std::to_string(t.ns_pids[i]) + " in its namespace)";
+    }
     return {"#" + std::to_string(t.source), t.description, comma_list(pids), comma_list(t.cgroups)};
 }
 

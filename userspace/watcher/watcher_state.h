@@ -27,6 +27,9 @@ struct WatcherTarget {
     int line = 0;                      // in the policy file
     std::vector<std::string> instances;  // what its pattern matched (Resolution::instances)
     std::vector<pid_t> pids;           // processes protected for it
+    // Each one's pid in the PID namespace that named it (a container's),
+    // 0 when that is the host's; as long as pids, or empty.
+    std::vector<pid_t> ns_pids;
     std::vector<std::string> cgroups;  // cgroup paths protected for it
 };
 

@@ -1,0 +1,192 @@
+#include "policy/containers.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "base/cgroup.h"
+#include "base/json.h"
+#include "base/pid_namespaces.h"
+#include "base/proc.h"
+
+namespace liveguard {
+namespace {
+
+constexpr std::size_t kIdLength = 64;
+constexpr std::size_t kShortIdLength = 12;
+constexpr int kMaxDepth = 12;
+
+bool is_hex(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); });
+}
+
+bool is_id(std::string_view s) { return s.size() == kIdLength && is_hex(s); }
+
+// `<prefix><id>.scope`.
+std::optional<std::string> scope_id(std::string_view name, std::string_view prefix) {
+    constexpr std::string_view kScope = ".scope";
+    if (name.size() != prefix.size() + kIdLength + kScope.size()) return std::nullopt;
+    if (name.substr(0, prefix.size()) != prefix || name.substr(name.size() - kScope.size()) != kScope)
+        return std::nullopt;
+    auto id = name.substr(prefix.size(), kIdLength);
+    if (!is_id(id)) return std::nullopt;
+    return std::string(id);
+}
+
+// The host pid of the process with pid 1 in the container's namespace, or
+// else the oldest one listed in its cgroup.
+pid_t first_process(const std::string& cgroup) {
+    auto procs = read_small_file(cgroup + "/cgroup.procs", 1 << 20);
+    if (!procs) return 0;
+    pid_t best = 0;
+    std::uint64_t best_start = UINT64_MAX;
+    std::size_t at = 0;
+    while (at < procs->size()) {
+        std::size_t end = procs->find('\n', at);
+        if (end == std::string::npos) end = procs->size();
+        auto pid = parse_pid(std::string_view(*procs).substr(at, end - at));
+        at = end + 1;
+        if (!pid) continue;
+        if (inner_pid(*pid) == 1) return *pid;
+        auto st = read_proc_stat(*pid);
+        if (st && st->start_ticks < best_start) {
+            best = *pid;
+            best_start = st->start_ticks;
+        }
+    }
+    return best;
+}
+
+std::vector<std::string> names_of(const ContainerCgroup& k, pid_t init) {
+    std::vector<std::string> names;
+    if (k.runtime == "docker") {
+        if (auto cfg = read_small_file("/var/lib/docker/containers/" + k.id + "/config.v2.json", 4 << 20))
+            if (auto n = docker_config_name(*cfg)) names.push_back(*n);
+    }
+    if (k.runtime == "nerdctl") {
+        // nerdctl's name store: /var/lib/nerdctl/<hash>/names/<namespace>/<name>, holding the id.
+        std::error_code ec;
+        for (const auto& store : std::filesystem::directory_iterator("/var/lib/nerdctl", ec)) {
+            std::error_code ec2;
+            for (const auto& ns : std::filesystem::directory_iterator(store.path() / "names", ec2)) {
+                std::error_code ec3;
+                for (const auto& f : std::filesystem::directory_iterator(ns.path(), ec3)) {
+                    auto id = read_small_file(f.path().string(), 256);
+                    if (id && id->substr(0, kIdLength) == k.id) names.push_back(f.path().filename().string());
+                }
+            }
+        }
+    }
+    // Podman writes one into every container it runs (rootful and
+    // rootless); other runtimes leave it out.
+    if (init > 0)
+        if (auto env = read_small_file("/proc/" + std::to_string(init) + "/root/run/.containerenv", 64 * 1024)) {
+            auto id = containerenv_field(*env, "id");
+            auto name = containerenv_field(*env, "name");
+            if (name && (!id || *id == k.id) &&
+                std::find(names.begin(), names.end(), *name) == names.end())
+                names.push_back(*name);
+        }
+    return names;
+}
+
+void walk(const std::string& dir, const std::string& dir_name, int depth, WatchDirs& dirs,
+          std::vector<Container>& out) {
+    if (depth > kMaxDepth) return;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return;
+    watch(dirs, dir, kAnyName);
+    std::vector<std::string> subdirs;
+    while (auto* e = ::readdir(d))
+        if (e->d_type == DT_DIR && e->d_name[0] != '.') subdirs.emplace_back(e->d_name);
+    ::closedir(d);
+    for (const auto& name : subdirs) {
+        std::string path = dir + "/" + name;
+        if (auto k = container_of_cgroup(dir_name, name)) {
+            Container c;
+            c.runtime = k->runtime;
+            c.id = k->id;
+            c.cgroup = path;
+            try {
+                c.cgroup_id = cgroup_id_of(path);
+            } catch (const std::exception&) {
+                continue;  // removed while we looked: the next event rescans
+            }
+            c.init = first_process(path);
+            c.names = names_of(*k, c.init);
+            // Its first process starting, or its last one gone.
+            watch(dirs, path, "cgroup.events");
+            out.push_back(std::move(c));
+            continue;  // what a container nests is its own
+        }
+        walk(path, name, depth + 1, dirs, out);
+    }
+}
+
+}  // namespace
+
+std::optional<ContainerCgroup> container_of_cgroup(std::string_view parent, std::string_view name) {
+    static constexpr std::pair<std::string_view, std::string_view> kScopes[] = {
+        {"docker-", "docker"},        {"libpod-", "podman"},      {"cri-containerd-", "containerd"},
+        {"nerdctl-", "nerdctl"},
+    };
+    for (const auto& [prefix, runtime] : kScopes)
+        if (auto id = scope_id(name, prefix)) return ContainerCgroup{std::string(runtime), *id};
+    // The cgroupfs drivers: docker/<id>, libpod_parent/libpod-<id>.
+    if (parent == "docker" && is_id(name)) return ContainerCgroup{"docker", std::string(name)};
+    if (parent == "libpod_parent" && name.substr(0, 7) == "libpod-" && is_id(name.substr(7)))
+        return ContainerCgroup{"podman", std::string(name.substr(7))};
+    return std::nullopt;
+}
+
+std::vector<Container> find_containers(const std::string& cgroup_mount, WatchDirs& dirs) {
+    std::vector<Container> out;
+    walk(cgroup_mount, "", 0, dirs, out);
+    return out;
+}
+
+bool container_matches(const Container& c, const std::string& pattern) {
+    for (const auto& n : c.names)
+        if (::fnmatch(pattern.c_str(), n.c_str(), 0) == 0) return true;
+    if (::fnmatch(pattern.c_str(), c.id.c_str(), 0) == 0) return true;
+    return pattern.size() >= kShortIdLength && is_hex(pattern) && c.id.rfind(pattern, 0) == 0;
+}
+
+std::optional<std::string> docker_config_name(std::string_view config) {
+    auto obj = json::parse_object(config);
+    if (!obj) return std::nullopt;
+    auto it = obj->find("Name");
+    if (it == obj->end() || it->second.empty()) return std::nullopt;
+    std::string name = it->second;
+    if (name[0] == '/') name.erase(0, 1);
+    if (name.empty()) return std::nullopt;
+    return name;
+}
+
+std::optional<std::string> containerenv_field(std::string_view text, std::string_view key) {
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.size() < key.size() + 1 || line.substr(0, key.size()) != key || line[key.size()] != '=') continue;
+        std::string_view v = line.substr(key.size() + 1);
+        if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+        if (v.empty()) return std::nullopt;
+        return std::string(v);
+    }
+    return std::nullopt;
+}
+
+std::string describe(const Container& c) {
+    std::string out = c.runtime + " ";
+    out += c.names.empty() ? "container" : c.names.front();
+    out += " (" + c.id.substr(0, kShortIdLength) + ")";
+    return out;
+}
+
+}  // namespace liveguard
