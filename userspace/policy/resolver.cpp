@@ -110,7 +110,10 @@ std::optional<pid_t> find_s6_supervise(const std::string& service_dir) {
 // s6-supervise, whose children inherit protection so a restart is covered,
 // the process it runs now, and the control FIFO both answer to. Returns the
 // s6-supervise's pid when it runs.
-std::optional<pid_t> resolve_s6_supervised(const std::string& dir, const std::string& what, Resolution& r) {
+// Its pids are numbered in s6-supervise's PID namespace, or, when no
+// s6-supervise runs, in `ns_member`'s (0: the host's).
+std::optional<pid_t> resolve_s6_supervised(const std::string& dir, const std::string& what, Resolution& r,
+                                           pid_t ns_member) {
     watch(r.watch_dirs, dir, kAnyName);
     std::string sup = dir + "/supervise";
     // s6-svc and a plain write both go through this FIFO.
@@ -132,14 +135,16 @@ std::optional<pid_t> resolve_s6_supervised(const std::string& dir, const std::st
     if (!status)
         r.warnings.push_back(sup + "/status: not an s6 status file (" + std::to_string(bytes->size()) +
                              " bytes)");
-    else if (status->pid && supervise) {
+    else if (status->pid) {
         // s6-supervise writes its child's pid as its own namespace numbers it.
-        if (auto child = find_in_pid_ns(*supervise, *status->pid)) {
+        pid_t numbering = supervise ? *supervise : ns_member;
+        if (numbering == 0 || !inner_pid(numbering))
+            r.processes.push_back({*status->pid, false, what + " " + dir});
+        else if (auto child = find_in_pid_ns(numbering, *status->pid)) {
             r.processes.push_back({child->host_pid, false, what + " " + dir});
-            if (inner_pid(*supervise)) r.processes.back().ns_pid = child->ns_pid;
+            r.processes.back().ns_pid = child->ns_pid;
         }
-    } else if (status->pid)
-        r.retry = true;  // s6-supervise is being started again
+    }
     return supervise;
 }
 
@@ -244,14 +249,14 @@ void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_
                 r.guarded_files.emplace_back(dir, LG_INODE_PROTECTED_TREE);
                 if (struct stat entry {}; ::lstat(dir.c_str(), &entry) == 0 && S_ISLNK(entry.st_mode))
                     r.guarded_links.push_back(dir);
-                if (auto supervise = resolve_s6_supervised(dir, "s6 service", r))
+                if (auto supervise = resolve_s6_supervised(dir, "s6 service", r, ns_member))
                     resolve_s6_svscan(*supervise, scandir, r);
                 // s6-svscan runs a service's log/ beside it, piped to it: a
                 // service whose logger dies blocks on a full pipe.
                 struct stat log_st {};
                 std::string log_dir = dir + "/log";
                 if (::stat(log_dir.c_str(), &log_st) == 0 && S_ISDIR(log_st.st_mode))
-                    resolve_s6_supervised(log_dir, "s6 log service", r);
+                    resolve_s6_supervised(log_dir, "s6 log service", r, ns_member);
             }
             break;
         case TargetKind::Path:

@@ -1,0 +1,374 @@
+// Services in containers, on the real kernel: a container made the way the
+// runtimes make one (its own PID, mount and UTS namespaces, a cgroup named
+// as Docker's or Podman's), s6-svscan as its PID 1 supervising a stand-in
+// gateway that writes its Hermes PID file into a volume the host sees.
+// Every number the container writes is a pid of its own namespace; a host
+// process that happens to carry the same number is the test's decoy.
+// ContainerGuard.* tests assert refusals and are part of the control run.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "base/pid_namespaces.h"
+#include "base/proc.h"
+#include "harness.h"
+#include "policy/pidfile.h"
+#include "policy/s6_status.h"
+
+using namespace lgtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRoot = test_root() + "/lgcontainer";
+
+std::string id_of(char c) { return std::string(64, c); }
+
+// Forks; the child enters `pid`'s PID namespace and forks again, so that
+// the next process of that namespace gets `next`.
+void set_next_ns_pid(pid_t pid, pid_t next) {
+    pid_t child = ::fork();
+    if (child == 0) {
+        int ns = ::open(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || ::setns(ns, CLONE_NEWPID) != 0) ::_exit(1);
+        pid_t inner = ::fork();
+        if (inner == 0) {
+            int fd = ::open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+            std::string v = std::to_string(next - 1);
+            ::_exit(fd >= 0 && ::write(fd, v.data(), v.size()) == static_cast<ssize_t>(v.size()) ? 0 : 1);
+        }
+        int st = 0;
+        ::waitpid(inner, &st, 0);
+        ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+    }
+    int st = 0;
+    ::waitpid(child, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "cannot set the next pid of " << pid << "'s namespace";
+}
+
+// A container: `cgroup` (made here, under the cgroup mount), a volume
+// directory on the host, and inside, s6-svscan on /run/service with one
+// service, gateway-default, whose run script writes the gateway's Hermes
+// PID file into the volume and becomes the gateway.
+class Container {
+public:
+    struct Options {
+        std::string cgroup;      // relative to the cgroup mount
+        std::string volume;      // host directory, the same path inside
+        std::string podman_name; // writes /run/.containerenv as Podman does
+        std::string id;
+        pid_t gateway_ns_pid = 0;  // the gateway's first pid in the namespace
+    };
+    explicit Container(Options o) : o_(std::move(o)), cgroup_(cgroup_root() + "/" + o_.cgroup) { start(); }
+    ~Container() { stop(); }
+    Container(const Container&) = delete;
+    Container& operator=(const Container&) = delete;
+
+    pid_t init() const { return init_; }
+    const std::string& cgroup() const { return cgroup_; }
+    std::string service_dir() const { return "/proc/" + std::to_string(init_) + "/root/run/service/gateway-default"; }
+    std::string pid_file() const { return o_.volume + "/gateway.pid"; }
+
+    // The gateway as s6 reports it: its pid inside, and the host's number.
+    struct Gateway {
+        pid_t ns_pid = 0;
+        pid_t host_pid = 0;
+        std::uint64_t start = 0;
+    };
+    std::optional<Gateway> gateway() const {
+        auto bytes = read_file(service_dir() + "/supervise/status");
+        if (!bytes) return std::nullopt;
+        auto st = liveguard::parse_s6_status(*bytes);
+        if (!st || !st->pid) return std::nullopt;
+        auto procs = read_file(cgroup_ + "/cgroup.procs").value_or("");
+        std::size_t at = 0;
+        while (at < procs.size()) {
+            auto end = procs.find('\n', at);
+            if (end == std::string::npos) end = procs.size();
+            auto pid = liveguard::parse_pid(procs.substr(at, end - at));
+            at = end + 1;
+            if (!pid || liveguard::inner_pid(*pid) != *st->pid) continue;
+            // The PID file is written by the run script before it becomes
+            // the gateway: until then it is not the gateway's.
+            auto rec = read_file(pid_file());
+            if (!rec) return std::nullopt;
+            auto parsed = liveguard::parse_pid_file(*rec);
+            auto* r = std::get_if<liveguard::PidFileRecord>(&parsed);
+            auto stat = liveguard::read_proc_stat(*pid);
+            if (!r || r->pid != *st->pid || !stat || stat->comm != "sleep") return std::nullopt;
+            return Gateway{*st->pid, *pid, stat->start_ticks};
+        }
+        return std::nullopt;
+    }
+    // Waits for a gateway other than `old` (by host pid) to run.
+    Gateway wait_gateway(pid_t old = 0) const {
+        std::optional<Gateway> g;
+        EXPECT_TRUE(wait_until([&] { return (g = gateway()) && g->host_pid != old; }, 20000))
+            << "no gateway came up in " << cgroup_;
+        return g.value_or(Gateway{});
+    }
+    // Asks s6 (from the host, outside any session) to restart the gateway,
+    // whose next pid inside is `next_ns_pid` when given.
+    void restart_gateway(pid_t next_ns_pid = 0) {
+        if (next_ns_pid > 0) set_next_ns_pid(init_, next_ns_pid);
+        auto r = run_cmd({"s6-svc", "-k", service_dir()});
+        ASSERT_EQ(r.status, 0) << r.err;
+    }
+
+    // Removes it (its PID 1 killed from the host ends every process in
+    // its namespace) and creates it again under the same cgroup name: a
+    // new cgroup, new processes, as `docker rm -f` then `docker run` are.
+    void recreate() {
+        stop();
+        start();
+    }
+
+private:
+    void start() {
+        fs::create_directories(cgroup_);
+        fs::create_directories(o_.volume);
+        ::unlink(pid_file().c_str());
+        int fds[2];
+        ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+        std::string procs = cgroup_ + "/cgroup.procs";
+        std::string root_procs = cgroup_root() + "/cgroup.procs";
+        std::string run =
+            "#!/bin/sh\n"
+            "set -- $(cat /proc/$$/stat)\n"
+            "rm -f " + pid_file() + "\n"
+            "set -C\n"
+            "echo \"{\\\"pid\\\": $$, \\\"kind\\\": \\\"hermes-gateway\\\", \\\"start_time\\\": ${22}}\" > " +
+            pid_file() + "\n"
+            "exec sleep 3600\n";
+        std::string env = o_.podman_name.empty()
+                              ? std::string()
+                              : "engine=\"podman-5.4.2\"\nname=\"" + o_.podman_name + "\"\nid=\"" + o_.id + "\"\n";
+        pid_t next = o_.gateway_ns_pid;
+        launcher_ = ::fork();
+        if (launcher_ == 0) {
+            ::close(fds[0]);
+            auto put = [](const std::string& path, const std::string& text) {
+                int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+                bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+                if (fd >= 0) ::close(fd);
+                return ok;
+            };
+            if (!put(procs, "0") || ::unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWUTS) != 0) ::_exit(1);
+            pid_t init = ::fork();
+            if (init == 0) {
+                // PID 1 of the container.
+                ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+                if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0 ||
+                    ::mount("tmpfs", "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=755") != 0)
+                    ::_exit(2);
+                ::sethostname("lg-hermes", 9);
+                ::mkdir("/run/service", 0755);
+                ::mkdir("/run/service/gateway-default", 0755);
+                if (!put("/run/service/gateway-default/run", run)) ::_exit(3);
+                if (!env.empty() && !put("/run/.containerenv", env)) ::_exit(3);
+                // s6-svscan forks s6-supervise, which forks the gateway.
+                if (next > 2) {
+                    int fd = ::open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+                    std::string v = std::to_string(next - 2);
+                    if (fd < 0 || ::write(fd, v.data(), v.size()) != static_cast<ssize_t>(v.size())) ::_exit(4);
+                    ::close(fd);
+                }
+                ::setsid();
+                int null = ::open("/dev/null", O_RDWR);
+                ::dup2(null, 0);
+                ::dup2(null, 1);
+                ::dup2(null, 2);
+                ::execlp("s6-svscan", "s6-svscan", "/run/service", nullptr);
+                ::_exit(127);
+            }
+            // The launcher is the runtime, not the container.
+            put(root_procs, "0");
+            (void)!::write(fds[1], &init, sizeof init);
+            int st = 0;
+            ::waitpid(init, &st, 0);
+            ::_exit(0);
+        }
+        ::close(fds[1]);
+        pid_t init = 0;
+        bool got = ::read(fds[0], &init, sizeof init) == static_cast<ssize_t>(sizeof init);
+        ::close(fds[0]);
+        ASSERT_TRUE(got && init > 0) << "the container did not start";
+        init_ = init;
+    }
+
+    void stop() {
+        if (launcher_ <= 0) return;
+        ::kill(init_, SIGKILL);
+        ::waitpid(launcher_, nullptr, 0);
+        launcher_ = 0;
+        // Its processes are gone once the cgroup is empty.
+        wait_until([&] { return read_file(cgroup_ + "/cgroup.procs").value_or("").empty(); }, 10000);
+        ::rmdir(cgroup_.c_str());
+    }
+
+    Options o_;
+    std::string cgroup_;
+    pid_t launcher_ = 0;
+    pid_t init_ = 0;
+};
+
+// Alive and the same process: no signal ended it.
+bool still_runs(const Container::Gateway& g) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto st = liveguard::read_proc_stat(g.host_pid);
+    return st && st->start_ticks == g.start && st->state != 'Z';
+}
+
+class ContainerFixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        lg({"unload"});
+        ::unlink("/run/liveguard/watcher.log");
+        fs::remove_all(kRoot);
+        fs::create_directories(kRoot);
+    }
+    void TearDown() override { lg({"unload"}); }
+
+    std::string policy_path() const { return kRoot + "/policy.toml"; }
+    void load_policy(const std::string& policy) {
+        write_text(policy_path(), policy);
+        auto r = lg({"load", "--config", policy_path()});
+        ASSERT_EQ(r.status, 0) << r.out << r.err;
+        sabotage_if_control();
+    }
+    // The watcher reads the policy again; the guard stays loaded.
+    void reload_policy(const std::string& policy) {
+        write_text(policy_path(), policy);
+        auto r = lg({"reload"});
+        ASSERT_EQ(r.status, 0) << r.out << r.err;
+    }
+    std::string watcher_log() { return read_file("/run/liveguard/watcher.log").value_or(""); }
+
+    // A session member's kill -TERM and kill -9 of the gateway are refused
+    // and it runs on.
+    void expect_refused(Session& s, const Container::Gateway& g, const std::string& what) {
+        EXPECT_EQ(s.as_member([&] { return sys_kill(g.host_pid, SIGTERM); }), EPERM) << what;
+        EXPECT_EQ(s.as_member([&] { return sys_kill(g.host_pid, SIGKILL); }), EPERM) << what;
+        EXPECT_TRUE(still_runs(g)) << what << ": the gateway (host pid " << g.host_pid << ") was killed";
+    }
+};
+
+class ContainerGuard : public ContainerFixture {};
+
+}  // namespace
+
+// A Docker-named container: its PID file (read from the volume on the
+// host) and its s6 directory (through its PID 1's root) name the gateway
+// by its pid inside; the guard protects the host's process of that
+// number-in-namespace, across an s6 restart, and never the host's decoy
+// that carries the same number.
+TEST_F(ContainerGuard, PidFileAndS6StatusWrittenInsideNameTheGatewayNotTheHostsNumber) {
+    Target decoy({.name = "lg-decoy"});
+    Container c({.cgroup = "system.slice/docker-" + id_of('a') + ".scope",
+                 .volume = kRoot + "/volume",
+                 .id = id_of('a'),
+                 .gateway_ns_pid = decoy.pid()});
+    auto g = c.wait_gateway();
+    ASSERT_EQ(g.ns_pid, decoy.pid()) << "the gateway's pid inside should be the decoy's on the host";
+    ASSERT_NE(g.host_pid, decoy.pid());
+
+    load_policy("[[protect]]\npidfile = \"" + c.pid_file() + "\"\n");
+    ASSERT_TRUE(wait_until([&] { return listed_protected(g.host_pid); })) << watcher_log();
+    EXPECT_FALSE(listed_protected(decoy.pid()));
+    auto status = lg({"status"});
+    EXPECT_NE(status.out.find(std::to_string(g.host_pid) + " (" + std::to_string(g.ns_pid) + " in its namespace)"),
+              std::string::npos)
+        << status.out;
+    Session s;
+    expect_refused(s, g, "pid file");
+
+    // s6 restarts it (asked from the host, outside any session): the new
+    // record names the new process.
+    c.restart_gateway();
+    auto g2 = c.wait_gateway(g.host_pid);
+    ASSERT_TRUE(wait_until([&] { return listed_protected(g2.host_pid); })) << watcher_log();
+    expect_refused(s, g2, "pid file after an s6 restart");
+
+    // The s6 directory as the host reaches it, in a container created anew
+    // (its gateway again numbered as the decoy): nothing but the s6
+    // target protects the new gateway.
+    c.recreate();
+    reload_policy("[[protect]]\ns6 = \"" + c.service_dir() + "\"\n");
+    auto g3 = c.wait_gateway();
+    ASSERT_EQ(g3.ns_pid, decoy.pid());
+    ASSERT_TRUE(wait_until([&] {
+        return lg({"status"}).out.find(std::to_string(g3.host_pid) + " (" + std::to_string(g3.ns_pid) +
+                                       " in its namespace)") != std::string::npos;
+    })) << lg({"status"}).out << watcher_log();
+    EXPECT_FALSE(listed_protected(decoy.pid()));
+    expect_refused(s, g3, "s6 status");
+    c.restart_gateway();
+    auto g4 = c.wait_gateway(g3.host_pid);
+    ASSERT_TRUE(wait_until([&] { return listed_protected(g4.host_pid); })) << watcher_log();
+    expect_refused(s, g4, "s6 status after an s6 restart");
+
+    // Outside any session the same kill is delivered, and s6 starts the next.
+    ASSERT_EQ(sys_kill(g4.host_pid, SIGKILL), 0);
+    c.wait_gateway(g4.host_pid);
+    // The decoy is no one's: the session may end it.
+    EXPECT_EQ(s.as_member([&] { return sys_kill(decoy.pid(), SIGKILL); }), 0);
+    EXPECT_TRUE(decoy.wait_killed());
+}
+
+// A `container` target: the container by its id (Docker's naming) and by
+// its name (Podman's, read from the .containerenv Podman writes), each
+// protected from its first process on and again once re-created; a
+// pidfile and s6 target written as the container sees them, scoped to it.
+TEST_F(ContainerGuard, ContainersByIdAndNameAcrossRecreation) {
+    Container docker({.cgroup = "system.slice/docker-" + id_of('b') + ".scope",
+                      .volume = kRoot + "/docker-volume",
+                      .id = id_of('b')});
+    Container podman({.cgroup = "machine.slice/libpod-" + id_of('c') + ".scope",
+                      .volume = kRoot + "/podman-volume",
+                      .podman_name = "lg-hermes",
+                      .id = id_of('c')});
+    auto d = docker.wait_gateway();
+    auto p = podman.wait_gateway();
+    load_policy("[[protect]]\ncontainer = \"" + id_of('b').substr(0, 12) + "\"\n"
+                "[[protect]]\ncontainer = \"lg-herm*\"\n");
+    ASSERT_TRUE(wait_until([&] { return cgroup_protected(docker.cgroup()) && cgroup_protected(podman.cgroup()); }))
+        << watcher_log();
+    auto status = lg({"status"}).out;
+    EXPECT_NE(status.find("podman lg-hermes (cccccccccccc)"), std::string::npos) << status;
+    EXPECT_NE(status.find("docker container (bbbbbbbbbbbb)"), std::string::npos) << status;
+    Session s;
+    expect_refused(s, d, "docker container by id");
+    expect_refused(s, p, "podman container by name");
+    // Its PID 1, s6-svscan, is the container's as much as the gateway.
+    EXPECT_EQ(s.as_member([&] { return sys_kill(docker.init(), SIGKILL); }), EPERM);
+
+    docker.recreate();
+    podman.recreate();
+    ASSERT_TRUE(wait_until([&] { return cgroup_protected(docker.cgroup()) && cgroup_protected(podman.cgroup()); }))
+        << watcher_log();
+    d = docker.wait_gateway();
+    p = podman.wait_gateway();
+    expect_refused(s, d, "docker container by id, re-created");
+    expect_refused(s, p, "podman container by name, re-created");
+
+    // Paths as the container sees them, in the container by name.
+    reload_policy("[[protect]]\ns6 = \"/run/service/gateway-*\"\ncontainer = \"lg-hermes\"\n");
+    ASSERT_TRUE(wait_until([&] { return !cgroup_protected(podman.cgroup()); })) << watcher_log();
+    podman.restart_gateway();
+    auto p2 = podman.wait_gateway(p.host_pid);
+    ASSERT_TRUE(wait_until([&] { return listed_protected(p2.host_pid); })) << watcher_log();
+    expect_refused(s, p2, "s6 in the container by name");
+    // The other container is no longer named: its gateway is the session's to end.
+    ASSERT_TRUE(wait_until([&] { return !cgroup_protected(docker.cgroup()); }));
+    EXPECT_EQ(s.as_member([&] { return sys_kill(d.host_pid, SIGKILL); }), 0);
+}
