@@ -285,10 +285,13 @@ TEST_F(ContainerGuard, PidFileAndS6StatusWrittenInsideNameTheGatewayNotTheHostsN
     load_policy("[[protect]]\npidfile = \"" + c.pid_file() + "\"\n");
     ASSERT_TRUE(wait_until([&] { return listed_protected(g.host_pid); })) << watcher_log();
     EXPECT_FALSE(listed_protected(decoy.pid()));
+    // (In the control run status says, rightly, that nothing is loaded.)
     auto status = lg({"status"});
-    EXPECT_NE(status.out.find(std::to_string(g.host_pid) + " (" + std::to_string(g.ns_pid) + " in its namespace)"),
-              std::string::npos)
-        << status.out;
+    if (!sabotaged()) {
+        EXPECT_NE(status.out.find(std::to_string(g.host_pid) + " (" + std::to_string(g.ns_pid) + " in its namespace)"),
+                  std::string::npos)
+            << status.out;
+    }
     Session s;
     expect_refused(s, g, "pid file");
 
@@ -306,10 +309,14 @@ TEST_F(ContainerGuard, PidFileAndS6StatusWrittenInsideNameTheGatewayNotTheHostsN
     reload_policy("[[protect]]\ns6 = \"" + c.service_dir() + "\"\n");
     auto g3 = c.wait_gateway();
     ASSERT_EQ(g3.ns_pid, decoy.pid());
-    ASSERT_TRUE(wait_until([&] {
-        return lg({"status"}).out.find(std::to_string(g3.host_pid) + " (" + std::to_string(g3.ns_pid) +
-                                       " in its namespace)") != std::string::npos;
-    })) << lg({"status"}).out << watcher_log();
+    ASSERT_TRUE(wait_until([&] { return listed_protected(g3.host_pid); })) << watcher_log();
+    status = lg({"status"});
+    if (!sabotaged()) {
+        EXPECT_NE(status.out.find(std::to_string(g3.host_pid) + " (" + std::to_string(g3.ns_pid) +
+                                  " in its namespace)"),
+                  std::string::npos)
+            << status.out;
+    }
     EXPECT_FALSE(listed_protected(decoy.pid()));
     expect_refused(s, g3, "s6 status");
     c.restart_gateway();
@@ -344,8 +351,10 @@ TEST_F(ContainerGuard, ContainersByIdAndNameAcrossRecreation) {
     ASSERT_TRUE(wait_until([&] { return cgroup_protected(docker.cgroup()) && cgroup_protected(podman.cgroup()); }))
         << watcher_log();
     auto status = lg({"status"}).out;
-    EXPECT_NE(status.find("podman lg-hermes (cccccccccccc)"), std::string::npos) << status;
-    EXPECT_NE(status.find("docker container (bbbbbbbbbbbb)"), std::string::npos) << status;
+    if (!sabotaged()) {
+        EXPECT_NE(status.find("podman lg-hermes (cccccccccccc)"), std::string::npos) << status;
+        EXPECT_NE(status.find("docker container (bbbbbbbbbbbb)"), std::string::npos) << status;
+    }
     Session s;
     expect_refused(s, d, "docker container by id");
     expect_refused(s, p, "podman container by name");
