@@ -13,6 +13,7 @@ using namespace liveguard;
 
 namespace {
 const std::string kId = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+std::string id_of_other() { return std::string(64, 'f'); }
 }
 
 TEST(NsPid, ReadsEveryLevelOutermostFirst) {
@@ -91,6 +92,12 @@ TEST(ContainerNames, ReadFromWhatTheRuntimesWrite) {
     EXPECT_EQ(containerenv_field(env, "rootless"), "1");
     EXPECT_FALSE(containerenv_field(env, "nam"));
     EXPECT_FALSE(containerenv_field("name=\"\"\n", "name"));
+    using namespace std::string_literals;
+    std::string conmon = "/usr/bin/conmon\0--api-version\0" "1\0-c\0"s + kId + "\0-u\0"s + kId +
+                         "\0-r\0/usr/bin/crun\0-n\0lg-pod\0--exit-dir\0/run/libpod/exits"s;
+    EXPECT_EQ(conmon_container_name(conmon, kId), "lg-pod");
+    EXPECT_FALSE(conmon_container_name(conmon, id_of_other()));
+    EXPECT_FALSE(conmon_container_name("/usr/bin/conmon\0-c\0"s + kId, kId));
 }
 
 TEST(ContainerPolicy, AloneItIsATargetWithAFileKindItScopesIt) {

@@ -381,3 +381,71 @@ TEST_F(ContainerGuard, ContainersByIdAndNameAcrossRecreation) {
     ASSERT_TRUE(wait_until([&] { return !cgroup_protected(docker.cgroup()); }));
     EXPECT_EQ(s.as_member([&] { return sys_kill(d.host_pid, SIGKILL); }), 0);
 }
+
+namespace {
+
+// Debian's podman, as root, running containers from a directory (no
+// registry, no image): its own storage and state under the test's root,
+// the cgroupfs manager (no systemd runs in the VM), no network.
+class Podman {
+public:
+    Podman() : base_(kRoot + "/podman") {
+        fs::create_directories(base_ + "/rootfs/bin");
+        fs::copy_file("/bin/busybox", base_ + "/rootfs/bin/busybox", fs::copy_options::overwrite_existing);
+        for (const char* tool : {"sh", "sleep", "echo"}) {
+            std::error_code ec;
+            fs::create_symlink("busybox", base_ + "/rootfs/bin/" + tool, ec);
+        }
+    }
+    std::vector<std::string> argv(std::initializer_list<std::string> args) const {
+        std::vector<std::string> out = {"podman",          "--root",          base_ + "/storage", "--runroot",
+                                        base_ + "/state",  "--cgroup-manager", "cgroupfs",        "--events-backend",
+                                        "file",            "--storage-driver", "vfs"};
+        out.insert(out.end(), args);
+        return out;
+    }
+    // `podman run -d` of a sleeping container; its id.
+    std::string run_sleeping(const std::string& name) const {
+        auto r = run_cmd(argv({"run", "-d", "--name", name, "--network", "none", "--rootfs", rootfs(), "sleep", "3600"}));
+        EXPECT_EQ(r.status, 0) << r.err;
+        return r.out.substr(0, r.out.find('\n'));
+    }
+    pid_t pid_of(const std::string& name) const {
+        auto r = run_cmd(argv({"inspect", "-f", "{{.State.Pid}}", name}));
+        return liveguard::parse_pid(r.out.substr(0, r.out.find('\n'))).value_or(0);
+    }
+    std::string rootfs() const { return base_ + "/rootfs"; }
+
+private:
+    std::string base_;
+};
+
+}  // namespace
+
+// What a test suite does through the runtime: `podman kill` and `podman
+// stop` of the protected container from a session are refused (podman
+// signals through its OCI runtime, a member too); from outside any
+// session podman removes it.
+TEST_F(ContainerGuard, PodmanKillAndStopOfTheProtectedContainerAreRefused) {
+    ASSERT_EQ(run_cmd({"podman", "--version"}).status, 0) << "Debian's podman is not installed";
+    Podman podman;
+    std::string id = podman.run_sleeping("lg-pod");
+    ASSERT_EQ(id.size(), 64u) << id;
+    pid_t pid = podman.pid_of("lg-pod");
+    ASSERT_GT(pid, 0);
+    std::string cgroup = cgroup_root() + "/libpod_parent/libpod-" + id;
+    load_policy("[[protect]]\ncontainer = \"lg-pod\"\n");
+    ASSERT_TRUE(wait_until([&] { return cgroup_protected(cgroup); })) << watcher_log();
+    auto started = liveguard::read_proc_stat(pid);
+    ASSERT_TRUE(started);
+    Container::Gateway g{0, pid, started->start_ticks};
+
+    Session s;
+    EXPECT_NE(s.as_member([&] { return run_cmd(podman.argv({"kill", "lg-pod"})).status; }), 0);
+    EXPECT_TRUE(still_runs(g)) << "podman kill from a session ended the protected container";
+    EXPECT_NE(s.as_member([&] { return run_cmd(podman.argv({"stop", "-t", "1", "lg-pod"})).status; }), 0);
+    EXPECT_TRUE(still_runs(g)) << "podman stop from a session ended the protected container";
+
+    // From outside any session, podman stops it.
+    EXPECT_EQ(run_cmd(podman.argv({"rm", "-f", "-t", "0", "lg-pod"})).status, 0);
+}

@@ -60,8 +60,23 @@ pid_t first_process(const std::string& cgroup) {
     return best;
 }
 
+// Podman runs one conmon per container, told the container's id (-c) and
+// name (-n) on its command line, whatever storage root or user it runs as.
+std::optional<std::string> conmon_name(const std::string& id) {
+    for (pid_t pid : list_pids()) {
+        auto comm = read_small_file("/proc/" + std::to_string(pid) + "/comm", 64);
+        if (!comm || *comm != "conmon\n") continue;
+        auto cmdline = read_small_file("/proc/" + std::to_string(pid) + "/cmdline", 64 * 1024);
+        if (!cmdline) continue;
+        if (auto name = conmon_container_name(*cmdline, id)) return name;
+    }
+    return std::nullopt;
+}
+
 std::vector<std::string> names_of(const ContainerCgroup& k, pid_t init) {
     std::vector<std::string> names;
+    if (k.runtime == "podman")
+        if (auto n = conmon_name(k.id)) names.push_back(*n);
     if (k.runtime == "docker") {
         if (auto cfg = read_small_file("/var/lib/docker/containers/" + k.id + "/config.v2.json", 4 << 20))
             if (auto n = docker_config_name(*cfg)) names.push_back(*n);
@@ -164,6 +179,24 @@ std::optional<std::string> docker_config_name(std::string_view config) {
     if (name[0] == '/') name.erase(0, 1);
     if (name.empty()) return std::nullopt;
     return name;
+}
+
+std::optional<std::string> conmon_container_name(std::string_view cmdline, std::string_view id) {
+    std::vector<std::string_view> args;
+    std::size_t at = 0;
+    while (at < cmdline.size()) {
+        std::size_t end = cmdline.find('\0', at);
+        if (end == std::string_view::npos) end = cmdline.size();
+        args.push_back(cmdline.substr(at, end - at));
+        at = end + 1;
+    }
+    std::optional<std::string_view> cid, name;
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+        if (args[i] == "-c" || args[i] == "--cid") cid = args[i + 1];
+        if (args[i] == "-n" || args[i] == "--name") name = args[i + 1];
+    }
+    if (!cid || *cid != id || !name || name->empty()) return std::nullopt;
+    return std::string(*name);
 }
 
 std::optional<std::string> containerenv_field(std::string_view text, std::string_view key) {

@@ -3,8 +3,8 @@
 // the runtime and the container's id (Docker's docker-<id>.scope or
 // docker/<id>, Podman's libpod-<id>.scope or libpod_parent/libpod-<id>,
 // containerd's and nerdctl's <name>-<id>.scope), and the container's name
-// where the runtime writes it down (Docker's config.v2.json, the
-// /run/.containerenv Podman puts in every container, nerdctl's name store).
+// where the runtime writes it down (Docker's config.v2.json, the command
+// line of Podman's conmon, nerdctl's name store).
 // Read-only: no runtime's socket is spoken to.
 #include <sys/types.h>
 
@@ -46,9 +46,12 @@ std::vector<Container> find_containers(const std::string& cgroup_mount, WatchDir
 // runtimes' short ids are.
 bool container_matches(const Container& c, const std::string& pattern);
 
-// The name in a Docker config.v2.json text, or in a Podman .containerenv.
+// The name in a Docker config.v2.json text, in a Podman .containerenv
+// (filled in for privileged containers only), or on the command line
+// (NUL-separated) of the conmon that runs the container `id`.
 std::optional<std::string> docker_config_name(std::string_view config);
 std::optional<std::string> containerenv_field(std::string_view text, std::string_view key);
+std::optional<std::string> conmon_container_name(std::string_view cmdline, std::string_view id);
 
 // "docker hermes (0123456789ab)".
 std::string describe(const Container& c);
