@@ -120,8 +120,10 @@ std::optional<pid_t> resolve_s6_supervised(const std::string& dir, const std::st
     r.guarded_files.emplace_back(sup + "/control", LG_INODE_SUPERVISE_CONTROL);
     if (::access(sup.c_str(), F_OK) == 0) watch(r.watch_dirs, sup, kAnyName);
     auto supervise = find_s6_supervise(dir);
-    if (supervise)
+    if (supervise) {
         r.processes.push_back({*supervise, true, "s6-supervise of " + dir});
+        r.processes.back().ns_pid = inner_pid(*supervise).value_or(0);
+    }
     else
         r.retry = true;  // s6-svscan has not started it yet
     std::string warning;
@@ -177,6 +179,7 @@ void resolve_s6_svscan(pid_t supervise, const std::string& scandir, Resolution& 
     for (const auto& p : r.processes)
         if (p.pid == parent->pid && p.why == why) return;
     r.processes.push_back({parent->pid, false, why});
+    r.processes.back().ns_pid = inner_pid(parent->pid).value_or(0);
 }
 
 void walk_cgroups(const std::string& dir, int depth, const std::string& unit_glob, Resolution& r) {
