@@ -36,13 +36,16 @@ std::optional<std::string> scope_id(std::string_view name, std::string_view pref
     return std::string(id);
 }
 
-// The host pid of the process with pid 1 in the container's namespace, or
-// else the oldest one listed in its cgroup.
+// The host pid of the container's PID 1: of the processes in its cgroup
+// numbered 1 in their innermost namespace, the one nearest the host (a
+// sandbox nested in the container has a PID 1 of its own); else the
+// oldest one listed.
 pid_t first_process(const std::string& cgroup) {
     auto procs = read_small_file(cgroup + "/cgroup.procs", 1 << 20);
     if (!procs) return 0;
-    pid_t best = 0;
-    std::uint64_t best_start = UINT64_MAX;
+    pid_t init = 0, oldest = 0;
+    std::size_t init_depth = SIZE_MAX;
+    std::uint64_t oldest_start = UINT64_MAX;
     std::size_t at = 0;
     while (at < procs->size()) {
         std::size_t end = procs->find('\n', at);
@@ -50,60 +53,67 @@ pid_t first_process(const std::string& cgroup) {
         auto pid = parse_pid(std::string_view(*procs).substr(at, end - at));
         at = end + 1;
         if (!pid) continue;
-        if (inner_pid(*pid) == 1) return *pid;
+        auto status = read_small_file("/proc/" + std::to_string(*pid) + "/status", 64 * 1024);
+        auto ids = status ? parse_nspid(*status) : std::nullopt;
+        if (ids && ids->size() > 1 && ids->back() == 1 && ids->size() < init_depth) {
+            init = *pid;
+            init_depth = ids->size();
+        }
         auto st = read_proc_stat(*pid);
-        if (st && st->start_ticks < best_start) {
-            best = *pid;
-            best_start = st->start_ticks;
+        if (st && st->start_ticks < oldest_start) {
+            oldest = *pid;
+            oldest_start = st->start_ticks;
         }
     }
-    return best;
+    return init ? init : oldest;
 }
 
-// Podman runs one conmon per container, told the container's id (-c) and
-// name (-n) on its command line, whatever storage root or user it runs as.
-std::optional<std::string> conmon_name(const std::string& id) {
-    for (pid_t pid : list_pids()) {
-        auto comm = read_small_file("/proc/" + std::to_string(pid) + "/comm", 64);
-        if (!comm || *comm != "conmon\n") continue;
-        auto cmdline = read_small_file("/proc/" + std::to_string(pid) + "/cmdline", 64 * 1024);
-        if (!cmdline) continue;
-        if (auto name = conmon_container_name(*cmdline, id)) return name;
-    }
-    return std::nullopt;
+// Podman runs one conmon per container, the parent of its PID 1, told
+// the container's id (-c) and name (-n) on its command line, whatever
+// storage root or user it runs as. Only that parent is asked: any process
+// can call itself conmon.
+std::optional<std::string> conmon_name(const std::string& id, pid_t init) {
+    auto st = init > 0 ? read_proc_stat(init) : std::nullopt;
+    if (!st || st->ppid <= 0) return std::nullopt;
+    auto parent = read_proc_stat(st->ppid);
+    if (!parent || parent->comm != "conmon") return std::nullopt;
+    auto cmdline = read_small_file("/proc/" + std::to_string(st->ppid) + "/cmdline", 64 * 1024);
+    if (!cmdline) return std::nullopt;
+    return conmon_container_name(*cmdline, id);
 }
 
 std::vector<std::string> names_of(const ContainerCgroup& k, pid_t init) {
     std::vector<std::string> names;
     if (k.runtime == "podman")
-        if (auto n = conmon_name(k.id)) names.push_back(*n);
+        if (auto n = conmon_name(k.id, init)) names.push_back(*n);
     if (k.runtime == "docker") {
-        if (auto cfg = read_small_file("/var/lib/docker/containers/" + k.id + "/config.v2.json", 4 << 20))
+        if (auto cfg = read_untrusted_file("/var/lib/docker/containers/" + k.id + "/config.v2.json", 4 << 20))
             if (auto n = docker_config_name(*cfg)) names.push_back(*n);
     }
     if (k.runtime == "nerdctl") {
         // nerdctl's name store: /var/lib/nerdctl/<hash>/names/<namespace>/<name>, holding the id.
-        std::error_code ec;
-        for (const auto& store : std::filesystem::directory_iterator("/var/lib/nerdctl", ec)) {
-            std::error_code ec2;
-            for (const auto& ns : std::filesystem::directory_iterator(store.path() / "names", ec2)) {
-                std::error_code ec3;
-                for (const auto& f : std::filesystem::directory_iterator(ns.path(), ec3)) {
-                    auto id = read_small_file(f.path().string(), 256);
-                    if (id && id->substr(0, kIdLength) == k.id) names.push_back(f.path().filename().string());
+        namespace fs = std::filesystem;
+        auto dirs_in = [](const fs::path& dir) {
+            std::vector<fs::path> out;
+            std::error_code ec;
+            fs::directory_iterator it(dir, ec), end;
+            for (; !ec && it != end; it.increment(ec)) out.push_back(it->path());
+            return out;
+        };
+        for (const auto& store : dirs_in("/var/lib/nerdctl"))
+            for (const auto& ns : dirs_in(store / "names"))
+                for (const auto& f : dirs_in(ns)) {
+                    auto id = read_untrusted_file(f.string(), 256);
+                    if (id && id->substr(0, kIdLength) == k.id) names.push_back(f.filename().string());
                 }
-            }
-        }
     }
-    // Podman writes one into every container it runs (rootful and
-    // rootless); other runtimes leave it out.
-    if (init > 0)
-        if (auto env = read_small_file("/proc/" + std::to_string(init) + "/root/run/.containerenv", 64 * 1024)) {
+    // A privileged Podman container has its name in /run/.containerenv,
+    // with its id: an image cannot name another container.
+    if (k.runtime == "podman" && names.empty() && init > 0)
+        if (auto env = read_untrusted_file("/proc/" + std::to_string(init) + "/root/run/.containerenv", 64 * 1024)) {
             auto id = containerenv_field(*env, "id");
             auto name = containerenv_field(*env, "name");
-            if (name && (!id || *id == k.id) &&
-                std::find(names.begin(), names.end(), *name) == names.end())
-                names.push_back(*name);
+            if (name && id && *id == k.id) names.push_back(*name);
         }
     return names;
 }

@@ -95,15 +95,23 @@ std::optional<std::string> read_plain_file(const std::string& path, std::size_t 
 std::optional<pid_t> find_s6_supervise(const std::string& service_dir) {
     struct stat want {};
     if (::stat(service_dir.c_str(), &want) != 0) return std::nullopt;
+    std::optional<pid_t> orphan;
     for (pid_t pid : list_pids()) {
         auto comm = read_small_file("/proc/" + std::to_string(pid) + "/comm", 64);
         if (!comm || comm->rfind("s6-supervise", 0) != 0) continue;
         struct stat cwd {};
-        if (::stat(("/proc/" + std::to_string(pid) + "/cwd").c_str(), &cwd) == 0 && cwd.st_dev == want.st_dev &&
-            cwd.st_ino == want.st_ino)
-            return pid;
+        if (::stat(("/proc/" + std::to_string(pid) + "/cwd").c_str(), &cwd) != 0 || cwd.st_dev != want.st_dev ||
+            cwd.st_ino != want.st_ino)
+            continue;
+        // One started by s6-svscan first: a process merely named
+        // s6-supervise in the directory is the last choice (an s6-supervise
+        // whose s6-svscan died is one too).
+        auto st = read_proc_stat(pid);
+        auto parent = st && st->ppid > 0 ? read_proc_stat(st->ppid) : std::nullopt;
+        if (parent && parent->comm.rfind("s6-svscan", 0) == 0) return pid;
+        if (!orphan) orphan = pid;
     }
-    return std::nullopt;
+    return orphan;
 }
 
 // One s6-supervised directory (a service, or its log service): its
@@ -207,9 +215,30 @@ void walk_cgroups(const std::string& dir, int depth, const std::string& unit_glo
     }
 }
 
+// Whether `path`, below a container's root (/proc/<pid>/root), goes
+// through no symbolic link there: the host would follow an absolute one
+// to its own files, not the container's.
+bool inside_root(const std::string& root, const std::string& path, Resolution& r) {
+    if (root.empty()) return true;
+    std::string at = root;
+    for (const auto& part : split_path(path.substr(root.size()))) {
+        at += "/" + part;
+        struct stat st {};
+        if (::lstat(at.c_str(), &st) != 0) return false;  // gone since the glob
+        if (S_ISLNK(st.st_mode)) {
+            r.warnings.push_back(path + ": " + at.substr(root.size()) +
+                                 " is a symbolic link in the container; not followed (name the path it leads to)");
+            return false;
+        }
+    }
+    return true;
+}
+
 // A pidfile, s6 or path target's pattern, as the host reaches it
-// (`pattern`), its numbers those of `ns_member`'s PID namespace when given.
-void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_member, Resolution& r) {
+// (`pattern`), its numbers those of `ns_member`'s PID namespace when given,
+// below `root` when it is a container's.
+void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_member, Resolution& r,
+                   const std::string& root) {
     switch (t.kind) {
         case TargetKind::PidFile:
             for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
@@ -217,6 +246,7 @@ void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_
                 r.instances.push_back(path);
                 watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
                       std::filesystem::path(path).filename().string());
+                if (!inside_root(root, path, r)) continue;
                 auto o = read_pid_file(path, ns_member);
                 if (o.pid) {
                     r.processes.push_back({*o.pid, false, "pid file " + path});
@@ -236,6 +266,7 @@ void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_
             for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
             for (const auto& dir : expand_glob(pattern)) {
                 r.instances.push_back(dir);
+                if (!inside_root(root, dir, r)) continue;
                 // The scan directory's own FIFO can stop every service in it.
                 std::string scandir = std::filesystem::path(dir).parent_path().string();
                 // s6-svscan started after the watcher makes it here.
@@ -269,6 +300,7 @@ void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_
                 // A new directory at the same path is a new inode: look again.
                 watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
                       std::filesystem::path(path).filename().string());
+                if (!inside_root(root, path, r)) continue;
                 struct stat st {};
                 if (::stat(path.c_str(), &st) != 0) continue;  // gone since the glob
                 if (S_ISREG(st.st_mode)) {
@@ -320,7 +352,8 @@ void resolve_in_containers(const ProtectTarget& t, const std::string& cgroup_mou
         any = true;
         if (c.init <= 0) continue;  // not started: its cgroup.events wakes the watcher
         std::size_t before = r.processes.size();
-        resolve_files(t, "/proc/" + std::to_string(c.init) + "/root" + t.pattern, c.init, r);
+        std::string root = "/proc/" + std::to_string(c.init) + "/root";
+        resolve_files(t, root + t.pattern, c.init, r, root);
         for (std::size_t i = before; i < r.processes.size(); ++i) r.processes[i].why += " in " + describe(c);
     }
     if (!any) r.warnings.push_back(t.describe() + ": no running container matches \"" + t.container + "\" yet");
@@ -475,7 +508,10 @@ Resolution resolve(const ProtectTarget& t, const std::string& cgroup_mount) {
         case TargetKind::S6:
         case TargetKind::Path:
             if (!t.container.empty()) resolve_in_containers(t, cgroup_mount, r);
-            else resolve_files(t, t.pattern, proc_root_owner(t.pattern), r);
+            else if (pid_t owner = proc_root_owner(t.pattern))
+                resolve_files(t, t.pattern, owner, r, "/proc/" + std::to_string(owner) + "/root");
+            else
+                resolve_files(t, t.pattern, 0, r, "");
             break;
         case TargetKind::Container:
             resolve_container(t, cgroup_mount, r);

@@ -420,7 +420,8 @@ void Reconciler::adopt_named_files(Pass& pass) {
     for (const auto& [key, g] : GuardedInodes(maps_.guarded_inodes.get()).list())
         if (g.kind == LG_INODE_PROTECTED_FILE) guarded.insert(InodeId{key.dev, key.ino});
     for (const auto& t : policy_.targets) {
-        if (t.kind != TargetKind::PidFile) continue;
+        // (A container's are where its root is: resolved with the target.)
+        if (t.kind != TargetKind::PidFile || !t.container.empty()) continue;
         for (const auto& path : expand_glob(t.pattern)) {
             if (pass.member_files.count(path)) continue;
             auto held = hold_inode(path);
@@ -489,9 +490,12 @@ void Reconciler::update_watches(const WatchDirs& dirs) {
     for (const auto& [d, names] : dirs) {
         if (dir_wd_.count(d)) continue;
         // In cgroupfs only new and removed cgroups matter; content events
-        // (cgroup.events on every fork and exit) would wake us for nothing.
+        // (cgroup.events on every fork and exit) would wake us for nothing,
+        // but where a file is named (a container's cgroup.events: its first
+        // process started, its last gone).
         bool in_cgroupfs = d.compare(0, mount_.size(), mount_) == 0;
         std::uint32_t mask = in_cgroupfs ? kCgroupWatchMask : kWatchMask;
+        if (in_cgroupfs && !names.count(kAnyName)) mask |= IN_MODIFY;
         int wd = ::inotify_add_watch(inotify_.get(), d.c_str(), mask | IN_ONLYDIR);
         if (wd < 0) {
             if (errno != ENOENT && !last_warnings_.count("watch " + d))
