@@ -234,6 +234,23 @@ bool inside_root(const std::string& root, const std::string& path, Resolution& r
     return true;
 }
 
+// The paths `pattern` matches now, each an instance of the target (and,
+// with `watch_name`, watched by its own name), less those that leave the
+// container's root.
+std::vector<std::string> matched_paths(const std::string& pattern, const std::string& root, bool watch_name,
+                                       Resolution& r) {
+    for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
+    std::vector<std::string> out;
+    for (const auto& path : expand_glob(pattern)) {
+        r.instances.push_back(path);
+        if (watch_name)
+            watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
+                  std::filesystem::path(path).filename().string());
+        if (inside_root(root, path, r)) out.push_back(path);
+    }
+    return out;
+}
+
 // A pidfile, s6 or path target's pattern, as the host reaches it
 // (`pattern`), its numbers those of `ns_member`'s PID namespace when given,
 // below `root` when it is a container's.
@@ -241,12 +258,7 @@ void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_
                    const std::string& root) {
     switch (t.kind) {
         case TargetKind::PidFile:
-            for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
-            for (const auto& path : expand_glob(pattern)) {
-                r.instances.push_back(path);
-                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
-                      std::filesystem::path(path).filename().string());
-                if (!inside_root(root, path, r)) continue;
+            for (const auto& path : matched_paths(pattern, root, true, r)) {
                 auto o = read_pid_file(path, ns_member);
                 if (o.pid) {
                     r.processes.push_back({*o.pid, false, "pid file " + path});
@@ -263,10 +275,7 @@ void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_
             }
             break;
         case TargetKind::S6:
-            for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
-            for (const auto& dir : expand_glob(pattern)) {
-                r.instances.push_back(dir);
-                if (!inside_root(root, dir, r)) continue;
+            for (const auto& dir : matched_paths(pattern, root, false, r)) {
                 // The scan directory's own FIFO can stop every service in it.
                 std::string scandir = std::filesystem::path(dir).parent_path().string();
                 // s6-svscan started after the watcher makes it here.
@@ -294,13 +303,8 @@ void resolve_files(const ProtectTarget& t, const std::string& pattern, pid_t ns_
             }
             break;
         case TargetKind::Path:
-            for (auto& [d, names] : glob_watch_dirs(pattern)) r.watch_dirs[d].insert(names.begin(), names.end());
-            for (const auto& path : expand_glob(pattern)) {
-                r.instances.push_back(path);
-                // A new directory at the same path is a new inode: look again.
-                watch(r.watch_dirs, std::filesystem::path(path).parent_path().string(),
-                      std::filesystem::path(path).filename().string());
-                if (!inside_root(root, path, r)) continue;
+            // (Watched by name: a new directory at the same path is a new inode.)
+            for (const auto& path : matched_paths(pattern, root, true, r)) {
                 struct stat st {};
                 if (::stat(path.c_str(), &st) != 0) continue;  // gone since the glob
                 if (S_ISREG(st.st_mode)) {
