@@ -28,7 +28,7 @@ GTEST_LIBS := -lgtest -lpthread
 
 # Debian packages the build, the tests and the VM need.
 DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev \
-        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-venv python3-pyflakes sudo psmisc iproute2 procps btrfs-progs tmux screen at podman crun conmon \
+        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-venv python3-pyflakes sudo psmisc iproute2 procps btrfs-progs tmux screen at podman crun conmon python3-docker \
         man-db groff-base \
         libclang-rt-14-dev
 

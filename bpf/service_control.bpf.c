@@ -6,6 +6,7 @@
 #include "lib/hook.h"
 #include "lib/exec_guard.h"
 #include "lib/bus_message.h"
+#include "lib/engine_request.h"
 
 #define LG_AF_UNIX 1
 
@@ -166,7 +167,9 @@ LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, sock, struct sock *
 /* What a member sends over a bus connection (the peer is the bus's
  * listening socket's, by inode): no call that has systemd or logind
  * change the machine's services or power, so no `systemd-run`, and
- * nothing the bus would read otherwise than this hook did. */
+ * nothing the bus would read otherwise than this hook did. Over a
+ * container engine's API socket: no request that stops, removes or
+ * changes a guarded container (lib/engine_request.h). */
 LG_HOOK(socket_sendmsg, lg_socket_sendmsg, struct socket *, sock, struct msghdr *, msg, int, size)
 {
 	if (ret)
@@ -184,6 +187,13 @@ LG_HOOK(socket_sendmsg, lg_socket_sendmsg, struct socket *, sock, struct msghdr 
 	struct inode *inode = d ? BPF_CORE_READ(d, d_inode) : 0;
 	struct lg_guarded_inode *g = inode ? guarded_inode(inode) : 0;
 
+	if (g && g->kind == LG_INODE_ENGINE_SOCKET) {
+		__u32 action = engine_request_verdict(msg);
+
+		if (!action)
+			return 0;
+		return refuse_object_act(session, LG_HOOK_ENGINE_API, d, BPF_CORE_READ(inode, i_ino), action, 0);
+	}
 	if (!g || g->kind != LG_INODE_BUS_SOCKET)
 		return 0;
 	/* The stream is followed once per write. In the fmod_ret form the

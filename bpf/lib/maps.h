@@ -127,6 +127,17 @@ struct {
 	__type(value, __u32);
 } lg_protected_ports __weak SEC(".maps");
 
+/* The containers guarded at their engines' API sockets, by every ref a
+ * request can name them with (struct lg_engine_ref); the value is the
+ * 1. Written by the loader
+ * only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LG_MAX_ENGINE_REFS);
+	__type(key, struct lg_engine_ref);
+	__type(value, __u32);
+} lg_engine_refs __weak SEC(".maps");
+
 /* Where `environ` is in a process running a given executable, as the
  * watcher found it in the file (no decision depends on it: an executable
  * not listed only leaves events without the test's name). */

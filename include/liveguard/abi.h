@@ -53,6 +53,9 @@
 #define LG_MAX_WATCHED_FILESYSTEMS 256
 /* Members' bus connections in the middle of writing a message. */
 #define LG_MAX_BUS_WRITERS 4096
+/* Names, ids and id prefixes of the containers guarded at their engines'
+ * API sockets (a container takes 64 id prefixes, its id and its names). */
+#define LG_MAX_ENGINE_REFS 8192
 /* Arguments of one execve that the exec guard looks at, and the longest
  * argument it hashes; longer ones are hashed by their first bytes and
  * cannot match a policy word. */
@@ -100,7 +103,8 @@
 	X(MULTIPLEXER, 33, "multiplexer", "a terminal multiplexer's server outside the session (tmux, screen), which runs what it is sent") \
 	X(FS_SPACE, 34, "fs_space", "a write to a filesystem a protected service keeps its files on, below its reserve ([sessions] fs_reserve)") \
 	X(SERVICE_BUS, 35, "service_bus", "a D-Bus call that changes systemd's or logind's state (systemd-run, starting, stopping or killing a unit, power), or a bus write that cannot be read") \
-	X(MAPPED, 36, "mapped", "a write or truncation of a file a protected process has mapped (its executable, a shared library, a mapped database)")
+	X(MAPPED, 36, "mapped", "a write or truncation of a file a protected process has mapped (its executable, a shared library, a mapped database)") \
+	X(ENGINE_API, 37, "engine_api", "a Docker or Podman API request (its socket) that stops, kills, restarts, pauses, removes, updates, renames or runs a command in a protected container")
 
 enum lg_hook {
 #define LG_HOOK_ENUM(name, value, text, what) LG_HOOK_##name = value,
@@ -131,6 +135,34 @@ enum lg_inode_kind {
 	LG_INODE_MULTIPLEXER = 10,   /* a terminal multiplexer's binary (tmux, screen) */
 	LG_INODE_BUS_SOCKET = 11,    /* a D-Bus bus: open, but its calls to systemd and logind are read */
 	LG_INODE_HELD_OPEN = 12,     /* a file a protected process holds open: no member locks it */
+	LG_INODE_ENGINE_SOCKET = 13, /* a container engine's API socket: open, but requests that change a protected container are refused */
+};
+
+/* A container as a member's request to its engine's API names it: its
+ * name, its full id, or a prefix of the id (the engines take any prefix
+ * that is unique), NUL-padded; a longer name is cut to its first
+ * LG_ENGINE_REF_LEN bytes (two such names are one container here). The
+ * key "*" stands for every container: the watcher sets it when the map
+ * cannot hold all refs of the guarded containers. */
+#define LG_ENGINE_REF_LEN 64
+struct lg_engine_ref {
+	char ref[LG_ENGINE_REF_LEN];
+};
+
+/* What a LG_HOOK_ENGINE_API refusal asked of the container
+ * (lg_event.detail). */
+enum lg_engine_action {
+	LG_ENGINE_REMOVE = 1,  /* DELETE /containers/<ref> */
+	LG_ENGINE_KILL = 2,
+	LG_ENGINE_STOP = 3,
+	LG_ENGINE_RESTART = 4,
+	LG_ENGINE_PAUSE = 5,
+	LG_ENGINE_UPDATE = 6,
+	LG_ENGINE_EXEC = 7,    /* a command run in it, outside every session */
+	LG_ENGINE_ATTACH = 8,  /* its standard input, its terminal */
+	LG_ENGINE_ARCHIVE = 9, /* PUT .../archive: files copied into it */
+	LG_ENGINE_RENAME = 10, /* the name its protection may follow */
+	LG_ENGINE_OTHER = 11,  /* any other POST (checkpoint, mount, ...) */
 };
 
 /* Levels a protected-tree check walks up from the object (its own dentry
@@ -536,6 +568,8 @@ LG_STATIC_ASSERT(sizeof(struct lg_member) == 16, "lg_member layout");
 LG_STATIC_ASSERT(sizeof(struct lg_inode_key) == 16, "lg_inode_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_guarded_inode) == 8, "lg_guarded_inode layout");
 LG_STATIC_ASSERT(sizeof(struct lg_port_key) == 8, "lg_port_key layout");
+LG_STATIC_ASSERT(sizeof(struct lg_engine_ref) == LG_ENGINE_REF_LEN, "lg_engine_ref layout");
+LG_STATIC_ASSERT((LG_ENGINE_REF_LEN & (LG_ENGINE_REF_LEN - 1)) == 0, "the BPF side masks indexes with LG_ENGINE_REF_LEN - 1");
 LG_STATIC_ASSERT(sizeof(struct lg_path_except) == 16, "lg_path_except layout");
 LG_STATIC_ASSERT(sizeof(struct lg_exec_args) == 8 + 8 * LG_EXEC_MAX_ARGS, "lg_exec_args layout");
 LG_STATIC_ASSERT(LG_EXEC_MAX_ARGS <= 32, "glob_mask has one bit per argument");

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "base/pid_namespaces.h"
+#include "kernel/engine_refs.h"
+#include "liveguard/abi.h"
 #include "policy/containers.h"
 #include "policy/policy.h"
 
@@ -134,4 +136,19 @@ TEST(ContainerPolicy, BadUsesSayWhatIsWrong) {
     EXPECT_NE(error_of("[[protect]]\ncontainer = \"h\"\npid = 3\n").find("not pid"), std::string::npos);
     EXPECT_NE(error_of("[[protect]]\ncontainer = \"h\"\npath = \"/a\"\ns6 = \"/b\"\n").find("exactly one"),
               std::string::npos);
+}
+
+TEST(EngineRefs, NamesIdAndEveryPrefixButAnotherContainersName) {
+    std::string id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    auto refs = liveguard::engine_refs(id, {"hermes", std::string(80, 'n')}, {"01", "other"});
+    EXPECT_TRUE(refs.count("hermes"));
+    EXPECT_TRUE(refs.count(id));
+    EXPECT_TRUE(refs.count("0"));
+    EXPECT_TRUE(refs.count("012"));
+    EXPECT_TRUE(refs.count(id.substr(0, 12)));
+    // "01" is another container's name: the engine takes that one.
+    EXPECT_FALSE(refs.count("01"));
+    // Cut to the key, as the kernel side reads it.
+    EXPECT_TRUE(refs.count(std::string(LG_ENGINE_REF_LEN, 'n')));
+    EXPECT_EQ(refs.size(), 2u + 64u - 1u);
 }

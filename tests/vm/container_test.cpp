@@ -449,3 +449,144 @@ TEST_F(ContainerGuard, PodmanKillAndStopOfTheProtectedContainerAreRefused) {
     // From outside any session, podman stops it.
     EXPECT_EQ(run_cmd(podman.argv({"rm", "-f", "-t", "0", "lg-pod"})).status, 0);
 }
+
+namespace {
+
+const std::string kEngineSocket = "/run/podman/podman.sock";
+
+// Podman's API service (the Docker-compatible API and libpod's) on the
+// socket Podman's own unit listens on, started outside any session, as a
+// suite's testcontainers or docker-py would find it (DOCKER_HOST).
+class PodmanService {
+public:
+    explicit PodmanService(const Podman& podman) {
+        fs::create_directories(fs::path(kEngineSocket).parent_path());
+        auto argv = podman.argv({"system", "service", "--time=0", "unix://" + kEngineSocket});
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            std::vector<char*> args;
+            for (auto& a : argv) args.push_back(a.data());
+            args.push_back(nullptr);
+            ::execvp(args[0], args.data());
+            ::_exit(127);
+        }
+        EXPECT_TRUE(wait_until([&] { return run_cmd({"/usr/bin/python3", "-c", client("c.ping()")}).status == 0; },
+                               60000))
+            << "podman system service did not answer on " << kEngineSocket;
+    }
+    ~PodmanService() {
+        ::kill(pid_, SIGTERM);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    PodmanService(const PodmanService&) = delete;
+    PodmanService& operator=(const PodmanService&) = delete;
+
+    // A docker-py program against the service (Debian's python3-docker).
+    static std::string client(const std::string& body) {
+        return "import docker\nc = docker.DockerClient(base_url='unix://" + kEngineSocket +
+               "', version='1.40', timeout=30)\n" + body + "\n";
+    }
+
+private:
+    pid_t pid_ = 0;
+};
+
+}  // namespace
+
+// What a suite does through the engine's API socket, as docker-py, the
+// docker CLI and testcontainers do: from a session, every request that
+// would stop, remove or change the protected container is refused (the
+// engine, outside every session, would have its runtime send the
+// signal), by name and by short id, over the Docker-compatible API and
+// libpod's; reading it, and running, killing and removing another
+// container from the same image, keep working.
+TEST_F(ContainerGuard, EngineApiRequestsAgainstTheProtectedContainerAreRefusedOthersServed) {
+    ASSERT_EQ(run_cmd({"podman", "--version"}).status, 0) << "Debian's podman is not installed";
+    ASSERT_EQ(run_cmd({"/usr/bin/python3", "-c", "import docker"}).status, 0)
+        << "Debian's python3-docker is not installed";
+    Podman podman;
+    std::string tar = kRoot + "/podman/rootfs.tar";
+    ASSERT_EQ(run_cmd({"tar", "-C", podman.rootfs(), "-cf", tar, "."}).status, 0);
+    auto imported = run_cmd(podman.argv({"import", tar, "localhost/lg-busybox"}));
+    ASSERT_EQ(imported.status, 0) << imported.err;
+    std::string id = podman.run_sleeping("lg-api");
+    ASSERT_EQ(id.size(), 64u) << id;
+    pid_t pid = podman.pid_of("lg-api");
+    ASSERT_GT(pid, 0);
+    auto started = liveguard::read_proc_stat(pid);
+    ASSERT_TRUE(started);
+    Container::Gateway g{0, pid, started->start_ticks};
+    PodmanService service(podman);
+
+    load_policy("[[protect]]\ncontainer = \"lg-api\"\n");
+    // The control run takes this door off too: the engine's runtime, not
+    // the member, sends the signal.
+    if (sabotaged()) take_links_off({"lg_socket_sendmsg"});
+    ASSERT_TRUE(wait_until([&] {
+        return watcher_log().find("guarding at the engines' API sockets: podman lg-api") != std::string::npos;
+    })) << watcher_log();
+
+    Session s;
+    auto api = [&](const std::string& body) {
+        return s.as_member([&] {
+            auto r = run_cmd({"/usr/bin/python3", "-c", PodmanService::client(body)});
+            if (r.status != 0) std::cerr << r.err;
+            return r.status;
+        });
+    };
+    auto remote = [&](std::initializer_list<std::string> args) {
+        std::vector<std::string> argv = {"podman", "--remote", "--url", "unix://" + kEngineSocket};
+        argv.insert(argv.end(), args);
+        return s.as_member([&] { return run_cmd(argv).status; });
+    };
+    const std::string short_id = id.substr(0, 12);
+    // Each request in one program (Python's start is seconds under
+    // emulation); the exit status counts those that went through.
+    std::string tries = "import sys\nthrough = 0\n";
+    for (const auto& [what, call] : std::vector<std::pair<std::string, std::string>>{
+             {"kill by name", "c.containers.get('lg-api').kill()"},
+             {"stop by name", "c.api.stop('lg-api', timeout=1)"},
+             {"kill by short id", "c.api.kill('" + short_id + "')"},
+             {"restart", "c.api.restart('lg-api', timeout=1)"},
+             {"pause", "c.api.pause('lg-api')"},
+             {"remove, forced", "c.api.remove_container('lg-api', force=True)"},
+             {"exec", "c.api.exec_create('lg-api', ['kill', '1'])"},
+             {"rename", "c.api.rename('lg-api', 'lg-renamed')"},
+         })
+        tries += "try:\n    " + call + "\n    print('went through: " + what +
+                 "', file=sys.stderr)\n    through += 1\nexcept Exception:\n    pass\n";
+    tries += "sys.exit(through)";
+    auto refused = s.as_member([&] {
+        auto r = run_cmd({"/usr/bin/python3", "-c", PodmanService::client(tries)});
+        if (r.status != 0) std::cerr << r.err;
+        return r.status;
+    });
+    EXPECT_EQ(refused, 0) << refused << " request(s) to the protected container went through";
+    EXPECT_TRUE(still_runs(g)) << "the Docker-compatible API from a session ended the protected container";
+    EXPECT_NE(remote({"kill", "lg-api"}), 0) << "podman --remote kill went through";
+    EXPECT_NE(remote({"stop", "-t", "1", short_id}), 0) << "podman --remote stop went through";
+    EXPECT_NE(remote({"rm", "-f", "lg-api"}), 0) << "podman --remote rm -f went through";
+    EXPECT_TRUE(still_runs(g)) << "the libpod API from a session ended the protected container";
+
+    // The rest of the API serves the session.
+    EXPECT_EQ(api("assert c.containers.get('lg-api').status == 'running'\n"
+                  "o = c.containers.run('localhost/lg-busybox', ['sleep', '3600'], name='lg-other', detach=True, "
+                  "network_mode='none')\n"
+                  "o.kill()\n"
+                  "c.api.remove_container('lg-other', force=True)"),
+              0);
+    EXPECT_EQ(remote({"run", "-d", "--name", "lg-third", "--network", "none", "localhost/lg-busybox", "sleep",
+                      "3600"}),
+              0);
+    EXPECT_EQ(remote({"rm", "-f", "-t", "0", "lg-third"}), 0);
+    std::string events;
+    EXPECT_TRUE(wait_until([&] {
+        events = lg({"events", "--no-follow", "--since", "10m", "--json"}).out;
+        return events.find("\"engine_api\"") != std::string::npos;
+    })) << "no engine_api event: " << events;
+
+    // From outside any session, the API removes it.
+    EXPECT_EQ(run_cmd({"/usr/bin/python3", "-c", PodmanService::client("c.api.remove_container('lg-api', force=True)")})
+                  .status,
+              0);
+}

@@ -194,6 +194,24 @@ std::string describe_act(const lg_event& e) {
                        : "wrote to the bus " + name +
                              " what cannot be read as whole D-Bus messages (a header cut between writes, a splice, "
                              "or too many messages at once)";
+        case LG_HOOK_ENGINE_API: {
+            const char* what = "change";
+            switch (e.detail) {
+                case LG_ENGINE_REMOVE: what = "remove"; break;
+                case LG_ENGINE_KILL: what = "kill"; break;
+                case LG_ENGINE_STOP: what = "stop"; break;
+                case LG_ENGINE_RESTART: what = "restart"; break;
+                case LG_ENGINE_PAUSE: what = "pause"; break;
+                case LG_ENGINE_UPDATE: what = "update"; break;
+                case LG_ENGINE_EXEC: what = "run a command in"; break;
+                case LG_ENGINE_ATTACH: what = "attach to"; break;
+                case LG_ENGINE_ARCHIVE: what = "copy files into"; break;
+                case LG_ENGINE_RENAME: what = "rename"; break;
+                default: break;
+            }
+            return std::string("asked the container engine at ") + name + " to " + what +
+                   " a container that holds a protected process";
+        }
         case LG_HOOK_MULTIPLEXER:
             return "connected to the terminal multiplexer server " + std::to_string(e.target_pid) +
                    " (socket " + name + "), which runs outside the session what a client sends it";

@@ -60,6 +60,7 @@ const char* inode_kind_name(std::uint32_t kind) {
         case LG_INODE_MULTIPLEXER: return "multiplexer";
         case LG_INODE_BUS_SOCKET: return "bus-socket";
         case LG_INODE_HELD_OPEN: return "held-open";
+        case LG_INODE_ENGINE_SOCKET: return "engine-socket";
         default: return "unknown";
     }
 }
@@ -124,6 +125,14 @@ const std::vector<ServiceManagerSocket>& service_manager_sockets() {
         {"/run/dbus/system_bus_socket", true},
         {"/run/user/*/systemd/private", false},
         {"/run/user/*/bus", true},
+    };
+    return kSockets;
+}
+
+const std::vector<std::string>& engine_sockets() {
+    static const std::vector<std::string> kSockets = {
+        "/run/docker.sock",        "/var/run/docker.sock",         "/run/podman/podman.sock",
+        "/run/user/*/docker.sock", "/run/user/*/podman/podman.sock", "/home/*/.docker/desktop/docker.sock",
     };
     return kSockets;
 }

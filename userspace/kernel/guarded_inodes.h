@@ -69,4 +69,10 @@ struct ServiceManagerSocket {
 };
 const std::vector<ServiceManagerSocket>& service_manager_sockets();
 
+// Where container engines listen for their API (Docker's, rootful and
+// rootless and Desktop's, Podman's service, rootful and rootless): what
+// members send there is read for requests that change a guarded
+// container (LG_INODE_ENGINE_SOCKET).
+const std::vector<std::string>& engine_sockets();
+
 }  // namespace liveguard

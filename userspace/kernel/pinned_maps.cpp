@@ -63,6 +63,7 @@ PinnedMaps PinnedMaps::open(bool read_only) {
     m.session_tasks = open_map(pins::kSessionTasks, read_only);
     m.session_limits = open_map(pins::kSessionLimits, read_only);
     m.fs_space = open_map(pins::kFsSpace, read_only);
+    m.engine_refs = open_map(pins::kEngineRefs, read_only);
     return m;
 }
 

@@ -26,6 +26,7 @@ struct PinnedMaps {
     UniqueFd session_tasks;
     UniqueFd session_limits;
     UniqueFd fs_space;
+    UniqueFd engine_refs;
 
     // Throws "not loaded" with the fix when the pins are missing.
     // `read_only`: fds that can only read (what `status` needs), which a

@@ -36,5 +36,6 @@ inline constexpr const char* kProtectedPorts = "lg_protected_ports";
 inline constexpr const char* kSessionTasks = "lg_session_tasks";
 inline constexpr const char* kSessionLimits = "lg_session_limits";
 inline constexpr const char* kFsSpace = "lg_fs_space";
+inline constexpr const char* kEngineRefs = "lg_engine_refs";
 
 }  // namespace liveguard::pins

@@ -167,6 +167,37 @@ std::optional<ContainerCgroup> container_of_cgroup(std::string_view parent, std:
     return std::nullopt;
 }
 
+std::optional<Container> container_holding(const std::string& cgroup_mount, const std::string& dir) {
+    if (dir.size() <= cgroup_mount.size() || dir.compare(0, cgroup_mount.size(), cgroup_mount) != 0 ||
+        dir[cgroup_mount.size()] != '/')
+        return std::nullopt;
+    std::string parent_name, path = cgroup_mount;
+    std::size_t at = cgroup_mount.size() + 1;
+    while (at <= dir.size()) {
+        std::size_t end = dir.find('/', at);
+        if (end == std::string::npos) end = dir.size();
+        std::string name = dir.substr(at, end - at);
+        path += "/" + name;
+        if (auto k = container_of_cgroup(parent_name, name)) {
+            Container c;
+            c.runtime = k->runtime;
+            c.id = k->id;
+            c.cgroup = path;
+            try {
+                c.cgroup_id = cgroup_id_of(path);
+            } catch (const std::exception&) {
+                return std::nullopt;
+            }
+            c.init = first_process(path);
+            c.names = names_of(*k, c.init);
+            return c;
+        }
+        parent_name = name;
+        at = end + 1;
+    }
+    return std::nullopt;
+}
+
 std::vector<Container> find_containers(const std::string& cgroup_mount, WatchDirs& dirs) {
     std::vector<Container> out;
     walk(cgroup_mount, "", 0, dirs, out);

@@ -41,6 +41,10 @@ struct Container {
 // container wakes the watcher.
 std::vector<Container> find_containers(const std::string& cgroup_mount, WatchDirs& dirs);
 
+// The container whose cgroup is `dir` or holds it (the outermost, as
+// find_containers sees them), or nothing.
+std::optional<Container> container_holding(const std::string& cgroup_mount, const std::string& dir);
+
 // Whether `pattern` names the container: a glob matching one of its names
 // or its id, or (12 hex digits or more) a prefix of its id, as the
 // runtimes' short ids are.

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/proc.h"
 #include "kernel/allowed_doors.h"
+#include "kernel/engine_refs.h"
 #include "kernel/session_limits.h"
 #include "kernel/protected_ports.h"
 #include "kernel/exec_words.h"
@@ -22,6 +23,7 @@
 #include "kernel/path_excepts.h"
 #include "kernel/protected_set.h"
 #include "kernel/session_registry.h"
+#include "policy/containers.h"
 #include "policy/resolver.h"
 #include "watcher/log.h"
 #include "watcher/open_files.h"
@@ -39,6 +41,7 @@ constexpr std::uint32_t kCgroupWatchMask = IN_CREATE | IN_DELETE | IN_MOVED_TO |
 const std::string kControlBinaries = "service-control binaries";
 const std::string kServiceManagerSockets = "service manager sockets";
 const std::string kHandoffPaths = "hand-off paths";
+const std::string kEngineSockets = "container engine sockets";
 // Files held open by protected processes that are guarded for locks, at
 // most; and the processes of one protected cgroup whose files are read.
 constexpr std::size_t kMaxHeldOpen = 1024;
@@ -73,6 +76,8 @@ bool Reconciler::apply() {
     pass.owners.insert(kControlBinaries);
     for (const auto& b : find_control_binaries()) want_inode(pass, b.path, b.kind, 0, kControlBinaries);
     want_service_manager_sockets(pass);
+    want_engine_sockets(pass);
+    guard_containers_at_engines(pass, state);
     want_handoff_paths(pass);
     try {
         set_allowed_doors(maps_.allowed_doors.get(), policy_.allowed_doors);
@@ -204,6 +209,53 @@ void Reconciler::want_service_manager_sockets(Pass& pass) {
             s.bus && !policy_.refuse_service_manager_sockets ? LG_INODE_BUS_SOCKET : LG_INODE_SERVICE_SOCKET;
         for (const auto& [dir, names] : glob_watch_dirs(s.pattern)) pass.dirs[dir].insert(names.begin(), names.end());
         for (const auto& path : expand_glob(s.pattern)) want_inode(pass, path, kind, 0, kServiceManagerSockets);
+    }
+}
+
+void Reconciler::want_engine_sockets(Pass& pass) {
+    pass.owners.insert(kEngineSockets);
+    for (const auto& pattern : engine_sockets()) {
+        for (const auto& [dir, names] : glob_watch_dirs(pattern)) pass.dirs[dir].insert(names.begin(), names.end());
+        for (const auto& path : expand_glob(pattern)) want_inode(pass, path, LG_INODE_ENGINE_SOCKET, 0, kEngineSockets);
+    }
+}
+
+// A container is guarded at the engines' sockets while it holds a
+// protected process or is a protected cgroup: `docker stop` of it would
+// end what the policy protects, by a signal the engine sends.
+void Reconciler::guard_containers_at_engines(Pass& pass, const WatcherState& state) {
+    std::map<std::string, Container> guarded;  // by cgroup
+    auto consider = [&](const std::string& dir) {
+        if (auto c = container_holding(mount_, dir)) guarded.emplace(c->cgroup, std::move(*c));
+    };
+    for (const auto& t : state.targets) {
+        for (pid_t pid : t.pids)
+            if (auto dir = cgroup_dir_of(mount_, pid)) consider(*dir);
+        for (const auto& dir : t.cgroups) consider(dir);
+    }
+    std::set<std::string> want, shown;
+    if (!guarded.empty()) {
+        // A prefix of a guarded id that is another container's name names
+        // that container: the engines look up names before prefixes.
+        WatchDirs unused;
+        std::set<std::string> names;
+        for (const auto& c : find_containers(mount_, unused))
+            if (!guarded.count(c.cgroup)) names.insert(c.names.begin(), c.names.end());
+        for (const auto& [dir, c] : guarded) {
+            auto refs = engine_refs(c.id, c.names, names);
+            want.insert(refs.begin(), refs.end());
+            shown.insert(describe(c));
+        }
+    }
+    try {
+        if (set_engine_refs(maps_.engine_refs.get(), want)) {
+            std::string list;
+            for (const auto& s : shown) list += (list.empty() ? "" : ", ") + s;
+            watcher_log(shown.empty() ? std::string("no container guarded at the engines' API sockets")
+                                      : "guarding at the engines' API sockets: " + list);
+        }
+    } catch (const std::exception& e) {
+        pass.warnings.insert(std::string("engine sockets: ") + e.what());
     }
 }
 

@@ -95,6 +95,8 @@ private:
     void apply_target(const ProtectTarget& t, Pass& pass, WatcherState& state);
     void want_service_manager_sockets(Pass& pass);
     void want_handoff_paths(Pass& pass);
+    void want_engine_sockets(Pass& pass);
+    void guard_containers_at_engines(Pass& pass, const WatcherState& state);
     // Last in a pass: a file guarded otherwise keeps that kind.
     void want_held_open(Pass& pass);
     // A file a holder has open now: a path to it (/proc/<pid>/fd/<n>).
