@@ -164,6 +164,34 @@ LG_HOOK(unix_stream_connect, lg_unix_connect, struct sock *, sock, struct sock *
 				 BPF_CORE_READ(server, tgid));
 }
 
+/* What a member writes on a bus connection: 0, or why it is refused.
+ * The stream is followed once per write. In the fmod_ret form the two
+ * programs (in either order) both see it: the first that allows it leaves
+ * a note the other takes instead of following the stream again. A note
+ * names the write exactly (its msghdr, buffer, length and the moment), so
+ * one left over by a program the kernel skipped does not pass a later
+ * write. */
+static __noinline __u32 bus_write_refusal(struct sock *sk, struct msghdr *msg, int size)
+{
+	__u64 thread = bpf_get_current_pid_tgid();
+	struct lg_bus_note note = {.msg = (__u64)msg, .size = size > 0 ? size : 0,
+				   .at = bpf_ktime_get_boot_ns()};
+
+	if (lg_fmod_ret_form) {
+		struct lg_bus_note *seen = bpf_map_lookup_elem(&lg_bus_allowed, &thread);
+
+		if (seen && seen->msg == note.msg && seen->size == note.size && note.at - seen->at < LG_BUS_NOTE_NS) {
+			bpf_map_delete_elem(&lg_bus_allowed, &thread);
+			return 0;
+		}
+	}
+	int verdict = bus_write_verdict(sk, msg, note.size);
+
+	if (!verdict && lg_fmod_ret_form)
+		bpf_map_update_elem(&lg_bus_allowed, &thread, &note, BPF_ANY);
+	return verdict;
+}
+
 /* What a member sends over a bus connection (the peer is the bus's
  * listening socket's, by inode): no call that has systemd or logind
  * change the machine's services or power, so no `systemd-run`, and
@@ -187,41 +215,22 @@ LG_HOOK(socket_sendmsg, lg_socket_sendmsg, struct socket *, sock, struct msghdr 
 	struct inode *inode = d ? BPF_CORE_READ(d, d_inode) : 0;
 	struct lg_guarded_inode *g = inode ? guarded_inode(inode) : 0;
 
+	__u32 hook, detail;
+
 	if (g && g->kind == LG_INODE_ENGINE_SOCKET) {
-		__u32 action = engine_request_verdict(msg);
-
-		if (!action)
-			return 0;
-		return refuse_object_act(session, LG_HOOK_ENGINE_API, d, BPF_CORE_READ(inode, i_ino), action, 0);
-	}
-	if (!g || g->kind != LG_INODE_BUS_SOCKET)
-		return 0;
-	/* The stream is followed once per write. In the fmod_ret form the
-	 * two programs (in either order) both see it: the first that allows
-	 * it leaves a note the other takes instead of following the stream
-	 * again. A note names the write exactly (its msghdr, buffer, length
-	 * and the moment), so one left over by a program the kernel skipped
-	 * does not pass a later write. */
-	__u64 thread = bpf_get_current_pid_tgid();
-	struct lg_bus_note note = {.msg = (__u64)msg, .size = size > 0 ? size : 0,
-				   .at = bpf_ktime_get_boot_ns()};
-
-	if (lg_fmod_ret_form) {
-		struct lg_bus_note *seen = bpf_map_lookup_elem(&lg_bus_allowed, &thread);
-
-		if (seen && seen->msg == note.msg && seen->size == note.size && note.at - seen->at < LG_BUS_NOTE_NS) {
-			bpf_map_delete_elem(&lg_bus_allowed, &thread);
-			return 0;
-		}
-	}
-	int verdict = bus_write_verdict(sk, msg, note.size);
-
-	if (!verdict) {
-		if (lg_fmod_ret_form)
-			bpf_map_update_elem(&lg_bus_allowed, &thread, &note, BPF_ANY);
+		hook = LG_HOOK_ENGINE_API;
+		detail = engine_request_verdict(msg);
+	} else if (g && g->kind == LG_INODE_BUS_SOCKET) {
+		hook = LG_HOOK_SERVICE_BUS;
+		detail = bus_write_refusal(sk, msg, size);
+	} else {
 		return 0;
 	}
-	return refuse_object_act(session, LG_HOOK_SERVICE_BUS, d, BPF_CORE_READ(inode, i_ino), verdict, 0);
+	/* One refusal for both doors: each inlined report takes stack of
+	 * its own, and this hook's callees leave little. */
+	if (!detail)
+		return 0;
+	return refuse_object_act(session, hook, d, BPF_CORE_READ(inode, i_ino), detail, 0);
 }
 
 /* A socket freed takes its authentication phase with it, so the map never

@@ -20,7 +20,8 @@ static __always_inline __u32 protection_source(struct task_struct *p)
 	return cp ? cp->source : LG_SOURCE_UNKNOWN;
 }
 
-static __always_inline void describe_culprit(struct lg_event *e)
+/* A call of its own: the hooks that report have little stack left. */
+static __noinline void describe_culprit(struct lg_event *e)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct task_struct *a = BPF_CORE_READ(t, group_leader, real_parent);
@@ -42,6 +43,19 @@ static __always_inline void describe_culprit(struct lg_event *e)
 		a = BPF_CORE_READ(a, group_leader, real_parent);
 	}
 	e->chain_len = n;
+	/* Its number as the container it runs in knows it: numbers[level]
+	 * of its struct pid (a flexible array, hence the arithmetic), read
+	 * straight into the record (the hooks' stacks are full); a failed
+	 * read leaves it zero. */
+	struct pid *tp = BPF_CORE_READ(t, group_leader, thread_pid);
+	__u32 level = BPF_CORE_READ(tp, level);
+
+	e->ns_pid = 0;
+	if (level > 0 && level < 32)
+		bpf_probe_read_kernel(&e->ns_pid, sizeof(e->ns_pid),
+				      (void *)tp + bpf_core_field_offset(struct pid, numbers) +
+					      level * bpf_core_type_size(struct upid) +
+					      bpf_core_field_offset(struct upid, nr));
 	__u64 start = BPF_CORE_READ(t, mm, arg_start);
 	__u64 end = BPF_CORE_READ(t, mm, arg_end);
 	__u64 len = end > start ? end - start : 0;
@@ -73,7 +87,6 @@ static __always_inline struct lg_event *event_start(__u32 verdict, __u32 hook, _
 	e->session_cgroup_id = session;
 	e->verdict = verdict;
 	e->target_source = LG_SOURCE_UNKNOWN;
-	e->_pad2 = 0;
 	describe_culprit(e);
 	e->hook = hook;
 	e->pid = pid_tgid >> 32;

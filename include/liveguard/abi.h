@@ -525,7 +525,9 @@ struct lg_event {
 	__u32 target_source;
 	__u32 chain_len;         /* entries of chain[] filled */
 	__u32 args_len;          /* bytes of args[] filled */
-	__u32 _pad2;
+	/* The culprit's thread-group id in its own PID namespace (a test run
+	 * inside a container), or 0 in the machine's. */
+	__u32 ns_pid;
 	struct lg_ancestor chain[LG_CHAIN_LEN];
 	char args[LG_ARGS_LEN];
 	char test[LG_TEST_LEN];  /* NUL-terminated; empty when not known */
@@ -581,6 +583,7 @@ LG_STATIC_ASSERT(sizeof(struct lg_exe_key) == 16, "lg_exe_key layout");
 LG_STATIC_ASSERT(sizeof(struct lg_environ_at) == 8, "lg_environ_at layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, target_source) == 88, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, chain) == 104, "lg_event layout");
+LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, ns_pid) == 100, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, detail) == 44, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, object_id) == 80, "lg_event layout");
 LG_STATIC_ASSERT(LG_OFFSETOF(struct lg_event, session_cgroup_id) == 8, "lg_event layout");

@@ -50,7 +50,8 @@ TEST(EventFormat, Json) {
     std::string line = format_event_json(sample_event(), offset);
     EXPECT_EQ(line,
               "{\"time\":\"2026-11-30T00:00:00.123Z\",\"verdict\":\"denied\",\"hook\":\"task_kill\","
-              "\"pid\":100,\"tid\":101,\"comm\":\"python3\",\"target_pid\":200,\"target_tid\":200,"
+              "\"pid\":100,\"tid\":101,\"ns_pid\":0,\"comm\":\"python3\",\"target_pid\":200,\"target_ns_pid\":0,"
+              "\"target_tid\":200,"
               "\"target_comm\":\"hermes-gateway!!\",\"signal\":\"SIGTERM\",\"signal_number\":15,"
               "\"object_id\":0,\"detail\":0,\"act\":\"sent SIGTERM to hermes-gateway!![200]\","
               "\"session_cgroup_id\":4242}");
@@ -179,6 +180,14 @@ TEST(EventFormat, RulesForMembersSayWhatWasRefused) {
         e.hook = h;
         EXPECT_NE(describe_act(e), "did something refused") << hook_name(h);
     }
+}
+
+TEST(EventFormat, ACulpritInAContainerHasBothPids) {
+    lg_event e = sample_event();
+    e.ns_pid = 7;
+    std::int64_t offset = 1795996800ll * 1000000000ll - 5'000'000'000ll;
+    EXPECT_NE(format_event_text(e, offset).find("python3[100/101, 7 in its namespace]"), std::string::npos)
+        << format_event_text(e, offset);
 }
 
 TEST(EventFormat, Text) {

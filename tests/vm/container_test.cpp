@@ -590,3 +590,45 @@ TEST_F(ContainerGuard, EngineApiRequestsAgainstTheProtectedContainerAreRefusedOt
                   .status,
               0);
 }
+
+// `docker exec hermes pytest`: a test run inside the container (its PID
+// and mount namespaces, its cgroup), with the gateway in reach by the
+// container's own number, is an automatic session as on the host; the
+// journal names the test, and both pids of the culprit and of the gateway.
+TEST_F(ContainerGuard, PytestInsideTheContainerIsASessionAndItsEventsGiveBothPids) {
+    Container c({.cgroup = "system.slice/docker-" + id_of('e') + ".scope",
+                 .volume = kRoot + "/pytest-volume",
+                 .id = id_of('e')});
+    auto g = c.wait_gateway();
+    load_policy("[sessions]\nauto = [\"pytest\", \"python3 -m pytest\"]\n[[protect]]\npidfile = \"" + c.pid_file() +
+                "\"\n");
+    ASSERT_TRUE(wait_until([&] { return listed_protected(g.host_pid); })) << watcher_log();
+    std::string test = kRoot + "/test_kill.py";
+    write_text(test,
+               "import os, signal, pytest\n"
+               "def test_signals_the_gateway():\n"
+               "    with pytest.raises(PermissionError):\n"
+               "        os.kill(int(os.environ['LG_GATEWAY']), signal.SIGTERM)\n");
+    // As `docker exec` places it: in the container's cgroup, then its
+    // namespaces.
+    auto r = run_cmd({"sh", "-c", "echo $$ > " + c.cgroup() + "/cgroup.procs && exec \"$@\"", "sh", "nsenter", "-t",
+                      std::to_string(c.init()), "-p", "-m", "-u", "-r", "-w", "--", "env", "LG_GATEWAY=" + std::to_string(g.ns_pid),
+                      "PYTHONDONTWRITEBYTECODE=1", "/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                      test});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("1 passed"), std::string::npos) << r.out << r.err;
+    EXPECT_TRUE(still_runs(g)) << "pytest inside the container ended the gateway";
+
+    std::string line;
+    EXPECT_TRUE(wait_until([&] {
+        auto j = read_file("/run/liveguard/events.jsonl").value_or("");
+        std::size_t at = j.find("\"target_pid\":" + std::to_string(g.host_pid) + ",");
+        if (at == std::string::npos) return false;
+        std::size_t start = j.rfind('\n', at), end = j.find('\n', at);
+        line = j.substr(start == std::string::npos ? 0 : start + 1, end == std::string::npos ? end : end - start - 1);
+        return line.find("test_kill.py::test_signals_the_gateway") != std::string::npos;
+    })) << "no journalled refusal names the test: " << line;
+    EXPECT_NE(line.find("\"target_ns_pid\":" + std::to_string(g.ns_pid) + ","), std::string::npos) << line;
+    EXPECT_EQ(line.find("\"ns_pid\":0,"), std::string::npos) << "the culprit's pid in the container is missing: " << line;
+    EXPECT_NE(line.find("\"ns_pid\":"), std::string::npos) << line;
+}

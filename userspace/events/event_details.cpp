@@ -13,6 +13,7 @@
 #include "base/cgroup.h"
 #include "base/clock.h"
 #include "base/live_environ.h"
+#include "base/pid_namespaces.h"
 #include "base/paths.h"
 #include "base/proc.h"
 #include "watcher/watcher_state.h"
@@ -177,6 +178,14 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
         if (info && info->root_pid && e.chain[i].pid == static_cast<std::uint32_t>(info->root_pid)) break;
     }
     d.protected_by = describe_source(e.target_source, c);
+    // A refused target is alive when the event is read, unless it ended
+    // since of something else: its name must still be the record's.
+    if (e.target_pid) {
+        auto tst = read_proc_stat(static_cast<pid_t>(e.target_pid));
+        if (tst && tst->comm == std::string(e.target_comm, strnlen(e.target_comm, LG_COMM_LEN)))
+            if (auto inner = inner_pid(static_cast<pid_t>(e.target_pid)); inner && *inner != static_cast<pid_t>(e.target_pid))
+                d.target_ns_pid = static_cast<std::uint32_t>(*inner);
+    }
     // The processes the test is looked up through.
     std::vector<std::uint32_t> pids{e.pid};
     for (const auto& a : d.parents) pids.push_back(a.pid);

@@ -29,6 +29,9 @@ struct EventDetails {
     std::string session_name;
     std::string protected_by;       // e.g. pidfile "/home/u/.hermes/gateway.pid"
     std::string test;               // pytest's id of the running test, or empty
+    // The target's pid in its own PID namespace (a service in a
+    // container), 0 in the machine's or once it is gone.
+    std::uint32_t target_ns_pid = 0;
 };
 
 // What a consumer learns once per session rather than once per event: a

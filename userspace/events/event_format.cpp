@@ -261,6 +261,7 @@ std::string format_event_text(const lg_event& e, std::int64_t offset) {
     std::string s = format_utc(wall_ns(e, offset)) + " " + verdict + " " + hook_name(e.hook) +
                     ": " + comm_string(e.comm) + "[" + std::to_string(e.pid);
     if (e.tid != e.pid) s += "/" + std::to_string(e.tid);
+    if (e.ns_pid) s += ", " + std::to_string(e.ns_pid) + " in its namespace";
     s += "] " + describe_act(e) + " (session cgroup " + std::to_string(e.session_cgroup_id) + ")";
     return s;
 }
@@ -274,6 +275,7 @@ JournalEvent journal_event(const lg_event& e, std::int64_t offset, const EventDe
     j.hook = hook_name(e.hook);
     j.pid = e.pid;
     j.tid = e.tid;
+    j.ns_pid = e.ns_pid;
     j.comm = comm_string(e.comm);
     j.target_pid = e.target_pid;
     j.target_tid = e.target_tid;
@@ -284,7 +286,10 @@ JournalEvent journal_event(const lg_event& e, std::int64_t offset, const EventDe
     j.detail = e.detail;
     j.act = describe_act(e);
     j.session_cgroup_id = e.session_cgroup_id;
-    if (d) j.details = *d;
+    if (d) {
+        j.details = *d;
+        j.target_ns_pid = d->target_ns_pid;
+    }
     return j;
 }
 
@@ -372,8 +377,12 @@ std::string format_journal_text(const JournalRecord& record, bool colour) {
     if (colour) verdict = (verdict == "DENIED" ? "\033[1;31m" : "\033[1;33m") + verdict + "\033[0m";
     std::string session = session_label(e.session_cgroup_id, d.session_name);
     std::string s = e.time + " " + verdict + " " + e.hook + ": " + e.comm + "[" + std::to_string(e.pid) +
-                    "] " + e.act + " (" + session + ")";
+                    (e.ns_pid ? ", " + std::to_string(e.ns_pid) + " in its namespace" : "") + "] " + e.act + " (" +
+                    session + ")";
     std::vector<std::string> more;
+    if (e.target_ns_pid)
+        more.push_back("target: pid " + std::to_string(e.target_pid) + " on the machine, " +
+                       std::to_string(e.target_ns_pid) + " in its namespace");
     if (!d.test.empty()) more.push_back("test: " + d.test);
     if (!d.exe.empty()) more.push_back("exe: " + d.exe);
     else if (d.culprit_gone) more.push_back("exe: (process gone)");

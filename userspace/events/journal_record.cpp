@@ -166,8 +166,10 @@ void write_event_members(json::ObjectWriter& w, const JournalEvent& e) {
         .str("hook", e.hook)
         .unum("pid", e.pid)
         .unum("tid", e.tid)
+        .unum("ns_pid", e.ns_pid)
         .str("comm", e.comm)
         .unum("target_pid", e.target_pid)
+        .unum("target_ns_pid", e.target_ns_pid)
         .unum("target_tid", e.target_tid)
         .str("target_comm", e.target_comm)
         .raw("signal", quoted_or_null(e.signal))
@@ -185,9 +187,11 @@ JournalEvent read_event_members(Members& m) {
     e.hook = m.text("hook");
     e.pid = m.number<std::uint32_t>("pid");
     e.tid = m.number<std::uint32_t>("tid");
+    e.ns_pid = m.number<std::uint32_t>("ns_pid");
     e.comm = m.text("comm");
     e.target_pid = m.number<std::uint32_t>("target_pid");
     e.target_tid = m.number<std::uint32_t>("target_tid");
+    e.target_ns_pid = m.number<std::uint32_t>("target_ns_pid");
     e.target_comm = m.text("target_comm");
     e.signal = m.text_or_null("signal");
     e.signal_number = m.number<std::int32_t>("signal_number");

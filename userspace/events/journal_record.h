@@ -22,8 +22,10 @@ struct JournalEvent {
     std::string hook;
     std::uint32_t pid = 0;
     std::uint32_t tid = 0;
+    std::uint32_t ns_pid = 0;  // pid in its own PID namespace (a container's); 0 in the machine's
     std::string comm;
     std::uint32_t target_pid = 0;
+    std::uint32_t target_ns_pid = 0;
     std::uint32_t target_tid = 0;
     std::string target_comm;
     std::string signal;  // empty for doors that send none
