@@ -40,7 +40,7 @@ struct lg_engine_scan {
 	__u32 at;
 	__u32 have;
 	__u32 n;
-	__u32 _pad;
+	__u32 odd; /* a '%' in the ref: an encoding the engine would undo */
 	struct lg_engine_ref key;
 	char action[LG_ENGINE_ACTION_LEN];
 };
@@ -67,7 +67,8 @@ static __always_inline bool engine_segment_end(unsigned char c)
 	return c == '/' || c == '?' || c == ' ' || c == '#' || c == '\r' || c == '\n' || c == 0;
 }
 
-/* The digits and dots of an API version (/v1.43, /v4.3.1). */
+/* An API version (/v1.43, /v4.3.1; the engines take letters and dashes
+ * there too). */
 static long engine_version_byte(__u32 i, struct lg_engine_ctx *x)
 {
 	struct lg_engine_scan *s = x->s;
@@ -76,8 +77,27 @@ static long engine_version_byte(__u32 i, struct lg_engine_ctx *x)
 	if (s->at >= s->have)
 		return 1;
 	c = engine_byte(x->b, s->at);
-	if ((c < '0' || c > '9') && c != '.')
+	if ((c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && c != '.' && c != '-')
 		return 1;
+	s->at++;
+	return 0;
+}
+
+/* "force" anywhere in the request target (a query's force=true). */
+static long engine_force_byte(__u32 i, struct lg_engine_ctx *x)
+{
+	struct lg_engine_scan *s = x->s;
+	unsigned char c;
+
+	if (s->at >= s->have)
+		return 1;
+	c = engine_byte(x->b, s->at);
+	if (c == ' ' || c == '\r' || c == '\n')
+		return 1;
+	if (bus_has(x->b, s->at, s->have, "force", 5)) {
+		s->odd = 1;
+		return 1;
+	}
 	s->at++;
 	return 0;
 }
@@ -94,6 +114,8 @@ static long engine_ref_byte(__u32 i, struct lg_engine_ctx *x)
 	c = engine_byte(x->b, s->at);
 	if (engine_segment_end(c))
 		return 1;
+	if (c == '%')
+		s->odd = 1;
 	if (s->n < LG_ENGINE_REF_LEN)
 		s->key.ref[s->n & (LG_ENGINE_REF_LEN - 1)] = c;
 	s->n++;
@@ -151,16 +173,19 @@ static __always_inline __u32 engine_post_action(const char *a)
 	return LG_ENGINE_OTHER;
 }
 
-/* Whether requests naming the scan's key concern a guarded container:
- * the ref itself, or "*" when the watcher could not list them all (the
- * key is overwritten: the stack has no room for a second one). */
-static __always_inline bool engine_ref_guarded(struct lg_engine_scan *s)
+static __always_inline bool engine_ref_listed(struct lg_engine_scan *s, char c)
 {
-	if (bpf_map_lookup_elem(&lg_engine_refs, &s->key))
-		return true;
 	__builtin_memset(&s->key, 0, sizeof(s->key));
-	s->key.ref[0] = '*';
+	s->key.ref[0] = c;
 	return bpf_map_lookup_elem(&lg_engine_refs, &s->key);
+}
+
+/* A request that may change a container (or the pod, image, volume or
+ * network one runs with) but cannot be read to the end here: refused
+ * while any container is guarded (the watcher's "#"), never guessed. */
+static __always_inline __u32 engine_unreadable(struct lg_engine_scan *s)
+{
+	return engine_ref_listed(s, '#') ? LG_ENGINE_OTHER : 0;
 }
 
 /* enum lg_engine_action of a write that asks the engine to change a
@@ -185,42 +210,86 @@ static __noinline __u32 engine_request_verdict(struct msghdr *msg)
 
 	__builtin_memset(s, 0, sizeof(*s));
 	s->have = have;
-	if (bus_has(b, 0, have, "POST /", 6)) {
+	if (bus_has(b, 0, have, "POST ", 5)) {
 		method = LG_ENGINE_POST;
 		s->at = 5;
-	} else if (bus_has(b, 0, have, "PUT /", 5)) {
+	} else if (bus_has(b, 0, have, "PUT ", 4)) {
 		method = LG_ENGINE_PUT;
 		s->at = 4;
-	} else if (bus_has(b, 0, have, "DELETE /", 8)) {
+	} else if (bus_has(b, 0, have, "DELETE ", 7)) {
 		method = LG_ENGINE_DELETE;
 		s->at = 7;
 	} else {
 		return 0;
 	}
+	/* The clients write the path alone (origin form); a full URL is
+	 * what only a deliberate request sends to a socket. */
+	if (!bus_has(b, s->at, have, "/", 1))
+		return engine_unreadable(s);
 	/* The API version is optional. */
 	if (bus_has(b, s->at, have, "/v", 2) && s->at + 2 < have && engine_byte(b, s->at + 2) >= '0' &&
 	    engine_byte(b, s->at + 2) <= '9') {
 		s->at += 2;
-		bpf_loop(16, engine_version_byte, &x, 0);
+		bpf_loop(64, engine_version_byte, &x, 0);
+		if (!bus_has(b, s->at, have, "/", 1))
+			return engine_unreadable(s);
 	}
 	if (bus_has(b, s->at, have, "/libpod", 7))
 		s->at += 7;
-	if (!bus_has(b, s->at, have, "/containers/", 12))
+	/* Podman stops and removes a pod's containers with it. */
+	bool pod = bus_has(b, s->at, have, "/pods/", 6);
+
+	if (pod)
+		s->at += 6;
+	else if (bus_has(b, s->at, have, "/containers/", 12))
+		s->at += 12;
+	else if (method != LG_ENGINE_DELETE)
 		return 0;
-	s->at += 12;
+	else {
+		/* Podman's forced removal of an image, volume or network
+		 * removes the containers that use it; play/kube its pods. */
+		if (bus_has(b, s->at, have, "/play/kube", 10))
+			return engine_unreadable(s) ? LG_ENGINE_REMOVE : 0;
+		bpf_loop(LG_BUS_READ, engine_force_byte, &x, 0);
+		return s->odd && engine_unreadable(s) ? LG_ENGINE_REMOVE : 0;
+	}
 	bpf_loop(LG_ENGINE_REF_LEN + LG_ENGINE_REF_SKIP, engine_ref_byte, &x, 0);
-	if (!s->n || !engine_ref_guarded(s))
+	/* Cut short by the end of what was read (a request split over
+	 * writes or iovecs), or encoded: not the name the engine will see. */
+	if (s->at >= have || s->odd)
+		return engine_unreadable(s);
+	if (!s->n)
 		return 0;
-	if (method == LG_ENGINE_DELETE)
-		return LG_ENGINE_REMOVE;
-	if (method == LG_ENGINE_PUT)
-		return LG_ENGINE_ARCHIVE;
-	if (s->at >= have || engine_byte(b, s->at) != '/')
-		return LG_ENGINE_OTHER;
-	s->at++;
-	s->n = 0;
-	bpf_loop(LG_ENGINE_ACTION_LEN, engine_action_byte, &x, 0);
-	return engine_post_action(s->action);
+	/* Creating, pruning and listing name no container (POST
+	 * /containers/create?name=...): a change of one always has an
+	 * action segment, or is a DELETE or PUT. */
+	bool action = engine_byte(b, s->at) == '/';
+
+	if (method == LG_ENGINE_POST && !action)
+		return 0;
+	__u32 verdict = LG_ENGINE_OTHER;
+
+	if (method == LG_ENGINE_DELETE) {
+		verdict = LG_ENGINE_REMOVE;
+	} else if (method == LG_ENGINE_PUT) {
+		verdict = LG_ENGINE_ARCHIVE;
+	} else {
+		s->at++;
+		s->n = 0;
+		bpf_loop(LG_ENGINE_ACTION_LEN, engine_action_byte, &x, 0);
+		if (s->at >= have)
+			return engine_unreadable(s);
+		verdict = engine_post_action(s->action);
+		if (!verdict)
+			return 0;
+	}
+	/* A pod is refused while any container is guarded: its members are
+	 * not listed here. */
+	if (pod)
+		return engine_unreadable(s) ? verdict : 0;
+	if (bpf_map_lookup_elem(&lg_engine_refs, &s->key) || engine_ref_listed(s, '*'))
+		return verdict;
+	return 0;
 }
 
 #endif

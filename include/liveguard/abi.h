@@ -141,9 +141,10 @@ enum lg_inode_kind {
 /* A container as a member's request to its engine's API names it: its
  * name, its full id, or a prefix of the id (the engines take any prefix
  * that is unique), NUL-padded; a longer name is cut to its first
- * LG_ENGINE_REF_LEN bytes (two such names are one container here). The
- * key "*" stands for every container: the watcher sets it when the map
- * cannot hold all refs of the guarded containers. */
+ * LG_ENGINE_REF_LEN bytes (two such names are one container here). Two
+ * keys no name can be: "#", there while any container is guarded (a
+ * request that cannot be read is refused then), and "*", every
+ * container, when the map cannot hold all refs of the guarded ones. */
 #define LG_ENGINE_REF_LEN 64
 struct lg_engine_ref {
 	char ref[LG_ENGINE_REF_LEN];

@@ -555,6 +555,30 @@ TEST_F(ContainerGuard, EngineApiRequestsAgainstTheProtectedContainerAreRefusedOt
          })
         tries += "try:\n    " + call + "\n    print('went through: " + what +
                  "', file=sys.stderr)\n    through += 1\nexcept Exception:\n    pass\n";
+    // Requests the door cannot read to the end are refused while a
+    // container is guarded: an encoded name, a full URL, a name cut by
+    // the end of the write.
+    tries +=
+        "import socket\n"
+        "def raw(*parts):\n"
+        "    s = socket.socket(socket.AF_UNIX)\n"
+        "    s.connect('" + kEngineSocket + "')\n"
+        "    try:\n"
+        "        for p in parts:\n"
+        "            s.send(p.encode())\n"
+        "        s.settimeout(10)\n"
+        "        return s.recv(100).decode(errors='replace')\n"
+        "    except PermissionError:\n"
+        "        return None\n"
+        "tail = ' HTTP/1.1\\r\\nHost: d\\r\\nContent-Length: 0\\r\\n\\r\\n'\n"
+        "for what, parts in [('encoded name', ['POST /v1.40/containers/%6cg-api/kill' + tail]),\n"
+        "                    ('full URL', ['POST http://d/v1.40/containers/lg-api/kill' + tail]),\n"
+        "                    ('name cut by the write', ['POST /v1.40/containers/lg-a', 'pi/kill' + tail]),\n"
+        "                    ('pod kill', ['POST /v4.0.0/libpod/pods/lg-pod/kill' + tail])]:\n"
+        "    answer = raw(*parts)\n"
+        "    if answer is not None:\n"
+        "        print('went through: ' + what + ': ' + answer.splitlines()[0] if answer else 'went through: ' + what, file=sys.stderr)\n"
+        "        through += 1\n";
     tries += "sys.exit(through)";
     auto refused = s.as_member([&] {
         auto r = run_cmd({"/usr/bin/python3", "-c", PodmanService::client(tries)});

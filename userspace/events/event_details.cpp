@@ -183,7 +183,7 @@ EventDetails gather_details(const lg_event& e, DetailsCache* cache) {
     if (e.target_pid) {
         auto tst = read_proc_stat(static_cast<pid_t>(e.target_pid));
         if (tst && tst->comm == std::string(e.target_comm, strnlen(e.target_comm, LG_COMM_LEN)))
-            if (auto inner = inner_pid(static_cast<pid_t>(e.target_pid)); inner && *inner != static_cast<pid_t>(e.target_pid))
+            if (auto inner = inner_pid(static_cast<pid_t>(e.target_pid)))
                 d.target_ns_pid = static_cast<std::uint32_t>(*inner);
     }
     // The processes the test is looked up through.

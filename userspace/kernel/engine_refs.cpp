@@ -23,26 +23,23 @@ std::string cut(const std::string& s) { return s.substr(0, LG_ENGINE_REF_LEN); }
 
 }  // namespace
 
-std::set<std::string> engine_refs(const std::string& id, const std::vector<std::string>& names,
-                                  const std::set<std::string>& other_names) {
+std::set<std::string> engine_refs(const std::string& id, const std::vector<std::string>& names) {
     std::set<std::string> out;
     for (const auto& n : names)
         if (!n.empty()) out.insert(cut(n));
-    for (std::size_t len = 1; len <= id.size(); ++len) {
-        std::string prefix = id.substr(0, len);
-        if (len == id.size() || !other_names.count(prefix)) out.insert(cut(prefix));
-    }
+    for (std::size_t len = 1; len <= id.size(); ++len) out.insert(cut(id.substr(0, len)));
     return out;
 }
 
 bool set_engine_refs(int map_fd, const std::set<std::string>& want_all) {
     std::set<std::string> want = want_all;
-    if (want.size() > LG_MAX_ENGINE_REFS) {
-        // The map's last entry is "*"; the others as many as fit (they
-        // name the containers in `events`, and stay when the set shrinks).
-        std::set<std::string> fit = {"*"};
+    if (!want.empty()) want.insert("#");
+    if (want.size() >= LG_MAX_ENGINE_REFS) {
+        // "*" and "#", and as many refs as fit beside them, with a slot
+        // to spare: the next pass can always add "*" before it deletes.
+        std::set<std::string> fit = {"*", "#"};
         for (const auto& r : want_all) {
-            if (fit.size() == LG_MAX_ENGINE_REFS) break;
+            if (fit.size() >= LG_MAX_ENGINE_REFS - 1) break;
             fit.insert(r);
         }
         want = std::move(fit);

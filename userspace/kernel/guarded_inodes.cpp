@@ -131,8 +131,8 @@ const std::vector<ServiceManagerSocket>& service_manager_sockets() {
 
 const std::vector<std::string>& engine_sockets() {
     static const std::vector<std::string> kSockets = {
-        "/run/docker.sock",        "/var/run/docker.sock",         "/run/podman/podman.sock",
-        "/run/user/*/docker.sock", "/run/user/*/podman/podman.sock", "/home/*/.docker/desktop/docker.sock",
+        "/run/docker.sock",        "/var/run/docker.sock",           "/run/podman/podman.sock",
+        "/run/user/*/docker.sock", "/run/user/*/podman/podman.sock",
     };
     return kSockets;
 }

@@ -69,8 +69,8 @@ struct ServiceManagerSocket {
 };
 const std::vector<ServiceManagerSocket>& service_manager_sockets();
 
-// Where container engines listen for their API (Docker's, rootful and
-// rootless and Desktop's, Podman's service, rootful and rootless): what
+// Where container engines listen for their API (Docker's and Podman's
+// service, rootful and rootless): what
 // members send there is read for requests that change a guarded
 // container (LG_INODE_ENGINE_SOCKET).
 const std::vector<std::string>& engine_sockets();

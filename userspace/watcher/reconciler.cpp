@@ -224,30 +224,34 @@ void Reconciler::want_engine_sockets(Pass& pass) {
 // protected process or is a protected cgroup: `docker stop` of it would
 // end what the policy protects, by a signal the engine sends.
 void Reconciler::guard_containers_at_engines(Pass& pass, const WatcherState& state) {
-    std::map<std::string, Container> guarded;  // by cgroup
-    auto consider = [&](const std::string& dir) {
-        if (auto c = container_holding(mount_, dir)) guarded.emplace(c->cgroup, std::move(*c));
-    };
-    for (const auto& t : state.targets) {
-        for (pid_t pid : t.pids)
-            if (auto dir = cgroup_dir_of(mount_, pid)) consider(*dir);
-        for (const auto& dir : t.cgroups) consider(dir);
-    }
     std::set<std::string> want, shown;
-    if (!guarded.empty()) {
-        // A prefix of a guarded id that is another container's name names
-        // that container: the engines look up names before prefixes.
-        WatchDirs unused;
-        std::set<std::string> names;
-        for (const auto& c : find_containers(mount_, unused))
-            if (!guarded.count(c.cgroup)) names.insert(c.names.begin(), c.names.end());
-        for (const auto& [dir, c] : guarded) {
-            auto refs = engine_refs(c.id, c.names, names);
+    try {
+        std::map<std::string, Container> guarded;  // by cgroup
+        auto consider = [&](const std::string& dir) {
+            for (const auto& [cg, c] : guarded)
+                if (dir == cg || dir.compare(0, cg.size() + 1, cg + "/") == 0) return;
+            if (auto c = container_holding(mount_, dir)) guarded.emplace(c->cgroup, std::move(*c));
+        };
+        for (const auto& t : state.targets) {
+            for (pid_t pid : t.pids)
+                if (auto dir = cgroup_dir_of(mount_, pid)) consider(*dir);
+            for (const auto& dir : t.cgroups) consider(dir);
+        }
+        std::map<std::string, std::vector<std::string>> names;
+        for (auto& [dir, c] : guarded) {
+            // A name read once stays the container's while it is guarded:
+            // a runtime's record being rewritten must not open its name.
+            if (c.names.empty() && engine_names_.count(c.id)) c.names = engine_names_[c.id];
+            if (c.names.empty())
+                pass.warnings.insert("container " + describe(c) +
+                                     ": its name is unknown (no runtime record read); requests to its engine "
+                                     "are refused by its id only");
+            names[c.id] = c.names;
+            auto refs = engine_refs(c.id, c.names);
             want.insert(refs.begin(), refs.end());
             shown.insert(describe(c));
         }
-    }
-    try {
+        engine_names_ = std::move(names);
         if (set_engine_refs(maps_.engine_refs.get(), want)) {
             std::string list;
             for (const auto& s : shown) list += (list.empty() ? "" : ", ") + s;

@@ -141,6 +141,8 @@ private:
     WordWants words_added_;
     bool added_watch_ = false;
     std::uint32_t host_net_ns_ = 0;  // inode of the machine's network namespace (0: unknown)
+    // The names of the containers guarded at the engines' sockets, by id.
+    std::map<std::string, std::vector<std::string>> engine_names_;
 };
 
 }  // namespace liveguard
