@@ -118,6 +118,23 @@ std::vector<std::string> names_of(const ContainerCgroup& k, pid_t init) {
     return names;
 }
 
+// The container of cgroup `path`, its process and names read; nothing
+// when the cgroup is gone.
+std::optional<Container> container_at(const std::string& path, const ContainerCgroup& k) {
+    Container c;
+    c.runtime = k.runtime;
+    c.id = k.id;
+    c.cgroup = path;
+    try {
+        c.cgroup_id = cgroup_id_of(path);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    c.init = first_process(path);
+    c.names = names_of(k, c.init);
+    return c;
+}
+
 void walk(const std::string& dir, const std::string& dir_name, int depth, WatchDirs& dirs,
           std::vector<Container>& out) {
     if (depth > kMaxDepth) return;
@@ -131,17 +148,9 @@ void walk(const std::string& dir, const std::string& dir_name, int depth, WatchD
     for (const auto& name : subdirs) {
         std::string path = dir + "/" + name;
         if (auto k = container_of_cgroup(dir_name, name)) {
-            Container c;
-            c.runtime = k->runtime;
-            c.id = k->id;
-            c.cgroup = path;
-            try {
-                c.cgroup_id = cgroup_id_of(path);
-            } catch (const std::exception&) {
-                continue;  // removed while we looked: the next event rescans
-            }
-            c.init = first_process(path);
-            c.names = names_of(*k, c.init);
+            auto found = container_at(path, *k);
+            if (!found) continue;  // removed while we looked: the next event rescans
+            Container c = std::move(*found);
             // Its first process starting, or its last one gone.
             watch(dirs, path, "cgroup.events");
             out.push_back(std::move(c));
@@ -178,20 +187,7 @@ std::optional<Container> container_holding(const std::string& cgroup_mount, cons
         if (end == std::string::npos) end = dir.size();
         std::string name = dir.substr(at, end - at);
         path += "/" + name;
-        if (auto k = container_of_cgroup(parent_name, name)) {
-            Container c;
-            c.runtime = k->runtime;
-            c.id = k->id;
-            c.cgroup = path;
-            try {
-                c.cgroup_id = cgroup_id_of(path);
-            } catch (const std::exception&) {
-                return std::nullopt;
-            }
-            c.init = first_process(path);
-            c.names = names_of(*k, c.init);
-            return c;
-        }
+        if (auto k = container_of_cgroup(parent_name, name)) return container_at(path, *k);
         parent_name = name;
         at = end + 1;
     }
