@@ -14,6 +14,7 @@
 #include "lib/inodes.h"
 #include "lib/trees.h"
 #include "lib/mapped.h"
+#include "lib/write_size.h"
 
 static __always_inline bool name_is(struct dentry *d, const char *want, int len)
 {
@@ -253,8 +254,15 @@ LG_HOOK(file_mprotect, lg_file_mprotect, struct vm_area_struct *, vma, unsigned 
 }
 
 /* A member's write to a regular file on a filesystem a protected service
- * keeps its files on, once the watcher measured its free space down to
- * the reserve: ENOSPC for the member, so the service still has room. */
+ * keeps its files on fails with ENOSPC once it would leave less than the
+ * reserve, so the service still has room. The watcher measures the free
+ * space; each member's write takes its size off that measurement here, at
+ * once, so a writer faster than the measurements still stops at the
+ * reserve. Calls that do not say their size (lib/write_size.h) stop at
+ * the watcher's `low`, which allows for the rate the filesystem filled
+ * at. In the fmod_ret form both programs of the hook take the size off
+ * (lib/twins.h): between measurements the estimate errs towards the
+ * reserve. */
 static __noinline int candidate_fills(struct task_struct *leader, struct file *file)
 {
 	__u64 session = session_of_candidate(leader);
@@ -268,9 +276,21 @@ static __noinline int candidate_fills(struct task_struct *leader, struct file *f
 	__u32 dev = inode_dev(inode);
 	struct lg_fs_space *space = bpf_map_lookup_elem(&lg_fs_space, &dev);
 
-	if (!space || !space->low || door_allowed(LG_HOOK_FS_SPACE))
+	if (!space)
 		return 0;
-	report_object(LG_VERDICT_DENIED, LG_HOOK_FS_SPACE, session, file->f_path.dentry, space->avail, 0, 0);
+	__s64 size = (__s64)current_write_size();
+	/* Signed: writers that passed together may take it below zero. */
+	__s64 avail = (__s64)space->avail;
+
+	if (size < 0)
+		size = 0;
+	if (!space->low && avail - size >= (__s64)space->reserve) {
+		__sync_fetch_and_add(&space->avail, -size);
+		return 0;
+	}
+	if (door_allowed(LG_HOOK_FS_SPACE))
+		return 0;
+	report_object(LG_VERDICT_DENIED, LG_HOOK_FS_SPACE, session, file->f_path.dentry, avail > 0 ? avail : 0, 0, 0);
 	return -ENOSPC;
 }
 

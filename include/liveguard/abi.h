@@ -445,7 +445,10 @@ struct lg_session_limits {
  * by device as the kernel side computes it: a btrfs subvolume's own), as
  * the watcher last measured it. */
 struct lg_fs_space {
-	__u64 avail;   /* bytes an unprivileged writer may still use (statvfs f_bavail) */
+	/* Bytes an unprivileged writer may still use: statvfs f_bavail at the
+	 * watcher's measurement, less the members' writes since (the BPF side
+	 * takes each off as it is made). */
+	__u64 avail;
 	__u64 reserve; /* [sessions] fs_reserve, in bytes */
 	__u32 low;     /* avail at or below reserve: members' writes there fail (ENOSPC) */
 	__u32 _pad;

@@ -1085,15 +1085,25 @@ def send_to_multiplexer(tool, command, tmux_socket=None, session="outside"):
     return run(argv, env=dict(os.environ, SCREENDIR=CFG["screen_dir"], TERM="xterm"))
 
 
-def fill_filesystem(path, chunk=1 << 20):
-    """Writes `path` in 1 MiB chunks until a write fails; returns (bytes
-    written, errno)."""
-    block = b"\x02" * chunk
+FILL_WAYS = ("1 MiB writes", "one write larger than the filesystem", "one writev larger than the filesystem")
+
+
+def fill_filesystem(path, way=FILL_WAYS[0]):
+    """Writes `path` until a write fails, in 1 MiB writes or, with a single
+    call, at once: more than the filesystem holds, so the watcher's
+    measurements cannot see it coming. Returns (bytes written, errno)."""
+    st = os.statvfs(os.path.dirname(path))
+    whole = st.f_blocks * st.f_frsize + (1 << 20)
     written = 0
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         while True:
-            written += os.write(fd, block)
+            if way == FILL_WAYS[0]:
+                written += os.write(fd, b"\x02" * (1 << 20))
+            elif way == FILL_WAYS[1]:
+                written += os.write(fd, b"\x02" * whole)
+            else:
+                written += os.writev(fd, [b"\x02" * (whole // 2), b"\x03" * (whole - whole // 2)])
     except OSError as e:
         return written, e.errno
     finally:

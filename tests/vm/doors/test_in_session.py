@@ -1826,14 +1826,16 @@ def test_pass_own_multiplexer_server(tmp_path):
 # fs_space: a member cannot fill a filesystem a protected service keeps
 # its files on past the policy's reserve ([sessions] fs_reserve): the
 # watching service keeps its journal on a small tmpfs, in a protected
-# tree; the member fills the rest of it, outside that tree.
+# tree; the member fills the rest of it, outside that tree, write by
+# write or in one call larger than the filesystem.
 # =============================================================================
 
 @door["fs_space"]
-def test_member_leaves_the_reserve_of_the_services_filesystem():
+@pytest.mark.parametrize("way", D.FILL_WAYS)
+def test_member_leaves_the_reserve_of_the_services_filesystem(way):
     fill = os.path.join(CFG["smallfs"], f"fill-{uuid.uuid4().hex[:8]}")
     try:
-        written, err = D.fill_filesystem(fill)
+        written, err = D.fill_filesystem(fill, way)
         st = os.statvfs(CFG["smallfs"])
         left = st.f_bavail * st.f_frsize
         reply = D.ask_watching_service()
