@@ -100,7 +100,9 @@ ParseResult parse_cli(int argc, const char* const* argv) {
                    "what it left, unless the policy says [sessions] reap = false), and records the "
                    "summary that run prints; without a watcher nothing runs");
         sc->add_option("--user", run.user,
-                       "Run CMD as this user (name or uid), after joining (root only)");
+                       "Run CMD as this user (a name, then a uid; looked up in /etc/passwd and "
+                       "/etc/group, then the system's user database), with its groups, after joining "
+                       "(root only)");
         sc->add_option("--name", run.name,
                        "A name for the session, shown in events and the summary (default: CMD's "
                        "file name; as root, the cgroup id). Without root: at most 64 printable "

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,6 +23,7 @@
 #include "base/paths.h"
 #include "base/privileges.h"
 #include "base/proc.h"
+#include "base/user_db.h"
 #include "events/event_collector.h"
 #include "events/event_journal.h"
 #include "events/session_info.h"
@@ -37,26 +37,6 @@
 
 namespace liveguard {
 namespace {
-
-struct Account {
-    uid_t uid;
-    gid_t gid;
-    std::string name;
-};
-
-Account lookup_user(const std::string& user) {
-    struct passwd pw {};
-    struct passwd* res = nullptr;
-    std::vector<char> buf(16384);
-    if (auto uid = parse_pid(user)) {  // numeric uid
-        if (getpwuid_r(static_cast<uid_t>(*uid), &pw, buf.data(), buf.size(), &res) == 0 && res)
-            return {pw.pw_uid, pw.pw_gid, pw.pw_name};
-        throw Error("no user with uid " + user, "give an existing user name or uid");
-    }
-    if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &res) != 0 || !res)
-        throw Error("no such user: " + user, "give an existing user name or uid (see getent passwd)");
-    return {pw.pw_uid, pw.pw_gid, pw.pw_name};
-}
 
 // The session's cgroup: created and tagged on construction; on
 // destruction every process left in it is killed, the cgroup removed and
@@ -150,7 +130,7 @@ int run_session(const RunOptions& opts) {
     require_root("run");
     if (opts.argv.empty()) throw Error("no command given", "usage: liveguard-bpf run -- CMD [ARGS...]", 2);
     std::optional<Account> account;
-    if (opts.user) account = lookup_user(*opts.user);
+    if (opts.user) account = lookup_account(*opts.user);
     // The pytest plugin (dist/python/liveguard_pytest.py), which pytest
     // finds through PYTHONPATH (set_session_env): logs which test is running,
     // with CLOCK_BOOTTIME stamps that events carry too, so an event names
@@ -220,7 +200,7 @@ int run_session(const RunOptions& opts) {
         if (fd < 0 || ::write(fd, "0", 1) != 1) fail("cannot join the session cgroup");
         ::close(fd);
         if (account) {
-            if (::initgroups(account->name.c_str(), account->gid) != 0) fail("initgroups");
+            if (::setgroups(account->groups.size(), account->groups.data()) != 0) fail("setgroups");
             if (::setgid(account->gid) != 0) fail("setgid");
             if (::setuid(account->uid) != 0) fail("setuid");
         }
