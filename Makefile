@@ -39,9 +39,9 @@ UNIT_SRCS      := $(wildcard tests/unit/*.cpp)
 UNIT_OBJS      := $(patsubst tests/unit/%.cpp,$(BUILD)/obj/unit/%.o,$(UNIT_SRCS))
 VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
-HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h
+HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h $(BUILD)/gen/plugin_files.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static
 all: $(BUILD)/liveguard-bpf
 
 # Installs the missing ones of the Debian packages $(1) (as root; apt-get
@@ -89,6 +89,12 @@ $(BUILD)/obj/%.o: userspace/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 # PYTHONPATH (base/install_paths.h). Installed into site-packages, pytest
 # loads the plugin by itself.
 PLUGIN_SRCS := $(shell find dist/python -type f -not -path '*/__pycache__/*')
+# The plugin inside the binary too, for a binary that has it nowhere on
+# disk (base/install_paths.h).
+$(BUILD)/gen/plugin_files.h: $(PLUGIN_SRCS) dist/embed_plugin.py | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(PYTHON) dist/embed_plugin.py dist/python $@
+
 $(BUILD)/python/.stamp: $(PLUGIN_SRCS)
 	@rm -rf $(BUILD)/python && mkdir -p $(BUILD)/python
 	cp -R dist/python/. $(BUILD)/python/
@@ -119,6 +125,19 @@ $(BUILD)/obj/vm/%.o: tests/vm/%.cpp $(HEADERS)
 # Order-only: a changed plugin is copied again without relinking.
 $(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS) | $(BUILD)/python/.stamp
 	$(CXX) $(CXXFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# One binary for every distribution (make static): libbpf, libelf and zlib
+# linked in from Debian's -dev packages, which ship the archives; users
+# and groups looked up without NSS modules, which a static binary cannot
+# load (base/user_db.h).
+$(BUILD)/obj-static/base/user_db.o: userspace/base/user_db.cpp $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -DLG_STATIC -c $< -o $@
+
+$(BUILD)/liveguard-bpf-static: $(BUILD)/obj/cli/main.o $(filter-out $(BUILD)/obj/base/user_db.o,$(USERSPACE_OBJS)) $(BUILD)/obj-static/base/user_db.o
+	$(CXX) $(CXXFLAGS) -static $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+static: $(BUILD)/liveguard-bpf-static
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(USERSPACE_OBJS)
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) -lgtest_main $(GTEST_LIBS)
@@ -173,12 +192,12 @@ unit-test: $(BUILD)/unit_tests
 vm-test: $(BUILD)/liveguard-bpf $(BUILD)/vm_tests
 	vmtest/run tests/vm/suite
 
-test: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests
+test: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests
 	@tests/run-all
 
 # The whole VM suite on every kernel and attach form (longer than `make test`,
 # which runs a subset on the second kernel).
-test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests
+test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests
 	@LIVEGUARD_MATRIX=full tests/run-all
 
 demo: $(BUILD)/liveguard-bpf
@@ -344,6 +363,6 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(BUILD)/fuzz/crashes-NAME/)" >&2; exit 1; fi
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/vm_tests \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests \
 	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/$(WHEEL_NAME) $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz
