@@ -41,7 +41,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h $(BUILD)/gen/plugin_files.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist
 all: $(BUILD)/liveguard-bpf
 
 # Installs the missing ones of the Debian packages $(1) (as root; apt-get
@@ -129,15 +129,38 @@ $(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS) | $(BUILD)/pyt
 # One binary for every distribution (make static): libbpf, libelf and zlib
 # linked in from Debian's -dev packages, which ship the archives; users
 # and groups looked up without NSS modules, which a static binary cannot
-# load (base/user_db.h).
+# load (base/user_db.h). Stripped: a release binary, 7 MB instead of 43.
 $(BUILD)/obj-static/base/user_db.o: userspace/base/user_db.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DLG_STATIC -c $< -o $@
 
 $(BUILD)/liveguard-bpf-static: $(BUILD)/obj/cli/main.o $(filter-out $(BUILD)/obj/base/user_db.o,$(USERSPACE_OBJS)) $(BUILD)/obj-static/base/user_db.o
-	$(CXX) $(CXXFLAGS) -static $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CXX) $(CXXFLAGS) -static -s $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 static: $(BUILD)/liveguard-bpf-static
+
+# The release tarball (make dist): the static binary with everything
+# `make install` puts beside it, and dist/install.sh, which installs it on
+# any distribution (--prefix, default /usr/local).
+VERSION   := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+DIST_NAME := liveguard-bpf-$(VERSION)-$(ARCH)
+DIST_FILES := dist/install.sh dist/liveguard.toml dist/man/liveguard-bpf.8 dist/bash-completion/liveguard-bpf \
+              dist/systemd/liveguard-bpf.service.in dist/s6/liveguard-bpf/run.in dist/s6/liveguard-bpf/type README.md
+$(BUILD)/$(DIST_NAME).tar.gz: $(BUILD)/liveguard-bpf-static $(BUILD)/$(WHEEL_NAME) $(PLUGIN_SRCS) $(DIST_FILES)
+	@rm -rf $(BUILD)/dist-stage && mkdir -p $(BUILD)/dist-stage/$(DIST_NAME)
+	cd $(BUILD)/dist-stage/$(DIST_NAME) && mkdir -p man bash-completion systemd s6/liveguard-bpf && \
+	  cp $(CURDIR)/dist/install.sh $(CURDIR)/dist/liveguard.toml $(CURDIR)/README.md . && \
+	  cp $(CURDIR)/dist/man/liveguard-bpf.8 man/ && cp $(CURDIR)/dist/bash-completion/liveguard-bpf bash-completion/ && \
+	  cp $(CURDIR)/dist/systemd/liveguard-bpf.service.in systemd/ && \
+	  cp $(CURDIR)/dist/s6/liveguard-bpf/run.in $(CURDIR)/dist/s6/liveguard-bpf/type s6/liveguard-bpf/ && \
+	  cp -R $(CURDIR)/dist/python python && find python -name __pycache__ -prune -exec rm -rf {} + && \
+	  cp $(CURDIR)/$(BUILD)/$(WHEEL_NAME) . && \
+	  cp $(CURDIR)/$(BUILD)/liveguard-bpf-static liveguard-bpf
+	tar -C $(BUILD)/dist-stage --sort=name --owner=0 --group=0 --numeric-owner -czf $@ $(DIST_NAME)
+	@rm -rf $(BUILD)/dist-stage
+	@echo "built $@"
+
+dist: $(BUILD)/$(DIST_NAME).tar.gz
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(USERSPACE_OBJS)
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) -lgtest_main $(GTEST_LIBS)
@@ -363,6 +386,6 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(BUILD)/fuzz/crashes-NAME/)" >&2; exit 1; fi
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/liveguard-bpf-*.tar.gz $(BUILD)/dist-stage $(BUILD)/unit_tests $(BUILD)/vm_tests \
 	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/$(WHEEL_NAME) $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz
