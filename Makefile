@@ -41,7 +41,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h $(BUILD)/gen/plugin_files.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm
 all: $(BUILD)/liveguard-bpf
 
 # Installs the missing ones of the Debian packages $(1) (as root; apt-get
@@ -306,6 +306,25 @@ install: $(BUILD)/liveguard-bpf $(BUILD)/$(WHEEL_NAME)
 	install -D -m 0644 dist/man/liveguard-bpf.8 $(DESTDIR)$(MAN8DIR)/liveguard-bpf.8
 	install -D -m 0644 dist/bash-completion/liveguard-bpf $(DESTDIR)$(COMPLETIONDIR)/liveguard-bpf
 
+# The RPM package (dist/rpm/liveguard-bpf.spec), built in place with
+# Debian's rpmbuild from this tree's build, into build/: what Fedora and
+# openSUSE build from the source tarball with their own libraries. Its
+# plugin goes where this machine's system python3 looks under /usr;
+# rpm's brp-compress needs bash, which Debian's /bin/sh is not.
+RPM_DEPS := rpm rpmlint
+rpm: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/$(WHEEL_NAME)
+	@$(call install_missing,$(RPM_DEPS))
+	@rm -rf $(BUILD)/rpmbuild
+	rpmbuild -bb --build-in-place --nodeps --quiet \
+	  --define "_topdir $(CURDIR)/$(BUILD)/rpmbuild" --define "_rpmdir $(CURDIR)/$(BUILD)" \
+	  --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" \
+	  --define "python3_sitelib $(shell /usr/bin/python3 -c '$(SITEDIR_PY)' /usr 2>/dev/null)" \
+	  --define "__python3 /usr/bin/python3" \
+	  --define "__brp_compress /bin/bash %{_rpmconfigdir}/brp-compress %{?_prefix}" \
+	  dist/rpm/liveguard-bpf.spec
+	@rm -rf $(BUILD)/rpmbuild
+	@ls $(BUILD)/liveguard-bpf-*.rpm
+
 # A Debian package (debian/), built in place with Debian's own tools,
 # reusing this tree's build; the .deb, .buildinfo and .changes land in
 # build/. Installs the packaging tools first (as root).
@@ -386,6 +405,6 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(BUILD)/fuzz/crashes-NAME/)" >&2; exit 1; fi
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/liveguard-bpf-*.tar.gz $(BUILD)/dist-stage $(BUILD)/unit_tests $(BUILD)/vm_tests \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/liveguard-bpf-*.tar.gz $(BUILD)/liveguard-bpf-*.rpm $(BUILD)/dist-stage $(BUILD)/rpmbuild $(BUILD)/unit_tests $(BUILD)/vm_tests \
 	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/$(WHEEL_NAME) $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz
