@@ -41,7 +41,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h $(BUILD)/gen/plugin_files.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm
+.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm arch
 all: $(BUILD)/liveguard-bpf
 
 # Installs the missing ones of the Debian packages $(1) (as root; apt-get
@@ -325,6 +325,24 @@ rpm: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/$(WHEEL_NAME)
 	@rm -rf $(BUILD)/rpmbuild
 	@ls $(BUILD)/liveguard-bpf-*.rpm
 
+# The Arch package (dist/arch/PKGBUILD), built from this tree's build
+# with Debian's makepkg into build/; on Arch it builds from a source
+# tarball with Arch's own libraries. makepkg does not run as root: as root
+# it runs as nobody, and this tree must be built first (it only reads it).
+# The tree's unit tests are the test tiers' (--nocheck).
+ARCH_DEPS := makepkg pacman-package-manager zstd libarchive-tools
+arch: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/$(WHEEL_NAME)
+	@$(call install_missing,$(ARCH_DEPS))
+	@rm -rf $(BUILD)/archpkg && mkdir -p $(BUILD)/archpkg && cp dist/arch/PKGBUILD dist/arch/liveguard-bpf.install $(BUILD)/archpkg/
+	@rm -f $(BUILD)/liveguard-bpf-*.pkg.tar.zst
+	cd $(BUILD)/archpkg && as=$$([ "$$(id -u)" = 0 ] && chown -R nobody . && echo runuser -u nobody --); \
+	  $$as env HOME=$(CURDIR)/$(BUILD)/archpkg LIVEGUARD_TREE=$(CURDIR) PKGEXT=.pkg.tar.zst PKGDEST=$(CURDIR)/$(BUILD)/archpkg \
+	    LIVEGUARD_SITEDIR="$(shell /usr/bin/python3 -c '$(SITEDIR_PY)' /usr 2>/dev/null)" \
+	    makepkg --nodeps --nocheck --force --noconfirm --nocolor >makepkg.log 2>&1 || { tail -n 20 makepkg.log >&2; exit 1; }
+	mv $(BUILD)/archpkg/liveguard-bpf-*.pkg.tar.zst $(BUILD)/
+	@rm -rf $(BUILD)/archpkg
+	@ls $(BUILD)/liveguard-bpf-*.pkg.tar.zst
+
 # A Debian package (debian/), built in place with Debian's own tools,
 # reusing this tree's build; the .deb, .buildinfo and .changes land in
 # build/. Installs the packaging tools first (as root).
@@ -405,6 +423,6 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(BUILD)/fuzz/crashes-NAME/)" >&2; exit 1; fi
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/liveguard-bpf-*.tar.gz $(BUILD)/liveguard-bpf-*.rpm $(BUILD)/dist-stage $(BUILD)/rpmbuild $(BUILD)/unit_tests $(BUILD)/vm_tests \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/liveguard-bpf-*.tar.gz $(BUILD)/liveguard-bpf-*.rpm $(BUILD)/liveguard-bpf-*.pkg.tar.zst $(BUILD)/dist-stage $(BUILD)/rpmbuild $(BUILD)/archpkg $(BUILD)/unit_tests $(BUILD)/vm_tests \
 	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/$(WHEEL_NAME) $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz
