@@ -23,7 +23,11 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Ibpf/vmlinux/$(ARCH)
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_HEADERS := $(wildcard bpf/lib/*.h bpf/arch/*.h) include/liveguard/abi.h
-LDLIBS    := -lbpf -lelf -lz
+# Found by pkg-config where the distribution puts them; the plain names
+# where it has no .pc files.
+LDLIBS    := $(or $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null),-lbpf -lelf -lz)
+PKG_CFLAGS := $(shell pkg-config --cflags libbpf libelf zlib 2>/dev/null)
+CXXFLAGS  += $(PKG_CFLAGS)
 GTEST_LIBS := -lgtest -lpthread
 
 # Debian packages the build, the tests and the VM need.
@@ -44,16 +48,12 @@ HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h)
 .PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm arch
 all: $(BUILD)/liveguard-bpf
 
-# Installs the missing ones of the Debian packages $(1) (as root; apt-get
-# update first).
+# Installs the missing ones of the Debian packages $(1) on Debian and
+# Ubuntu (as root; apt-get update first); elsewhere checks what the build
+# needs and installs it with dnf, zypper or pacman, or names it
+# (dist/build-deps).
 define install_missing
-missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
-if [ -n "$$missing" ]; then \
-  echo "installing:" $$missing; \
-  if [ "$$(id -u)" != 0 ]; then echo "need root to install: $$missing (sudo make deps)" >&2; exit 1; fi; \
-  export DEBIAN_FRONTEND=noninteractive; \
-  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-fi
+dist/build-deps $(1)
 endef
 
 deps: $(BUILD)/.deps-ok
