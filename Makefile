@@ -325,22 +325,25 @@ rpm: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/$(WHEEL_NAME)
 	@rm -rf $(BUILD)/rpmbuild
 	@ls $(BUILD)/liveguard-bpf-*.rpm
 
-# The Arch package (dist/arch/PKGBUILD), built from this tree's build
-# with Debian's makepkg into build/; on Arch it builds from a source
-# tarball with Arch's own libraries. makepkg does not run as root: as root
-# it runs as nobody, and this tree must be built first (it only reads it).
-# The tree's unit tests are the test tiers' (--nocheck).
+# The Arch package (dist/arch/PKGBUILD), made with Debian's makepkg into
+# build/ from this tree's build, staged by `make install` first; on Arch it
+# builds from a source tarball with Arch's own libraries. makepkg does not
+# run as root: as root it runs as nobody, in a directory of its own under
+# /tmp (the tree may be where nobody can read).
 ARCH_DEPS := makepkg pacman-package-manager zstd libarchive-tools
-arch: $(BUILD)/liveguard-bpf $(BUILD)/unit_tests $(BUILD)/$(WHEEL_NAME)
+arch: $(BUILD)/liveguard-bpf $(BUILD)/$(WHEEL_NAME)
 	@$(call install_missing,$(ARCH_DEPS))
-	@rm -rf $(BUILD)/archpkg && mkdir -p $(BUILD)/archpkg && cp dist/arch/PKGBUILD dist/arch/liveguard-bpf.install $(BUILD)/archpkg/
 	@rm -f $(BUILD)/liveguard-bpf-*.pkg.tar.zst
-	cd $(BUILD)/archpkg && as=$$([ "$$(id -u)" = 0 ] && chown -R nobody . && echo runuser -u nobody --); \
-	  $$as env HOME=$(CURDIR)/$(BUILD)/archpkg LIVEGUARD_TREE=$(CURDIR) PKGEXT=.pkg.tar.zst PKGDEST=$(CURDIR)/$(BUILD)/archpkg \
-	    LIVEGUARD_SITEDIR="$(shell /usr/bin/python3 -c '$(SITEDIR_PY)' /usr 2>/dev/null)" \
-	    makepkg --nodeps --nocheck --force --noconfirm --nocolor >makepkg.log 2>&1 || { tail -n 20 makepkg.log >&2; exit 1; }
-	mv $(BUILD)/archpkg/liveguard-bpf-*.pkg.tar.zst $(BUILD)/
-	@rm -rf $(BUILD)/archpkg
+	@work=$$(mktemp -d /tmp/liveguard-arch.XXXXXX) && trap 'rm -rf "$$work"' EXIT && \
+	  $(MAKE) --no-print-directory -s DEPS= install DESTDIR=$$work/staged PREFIX=/usr SBINDIR=/usr/bin \
+	    UNITDIR=/usr/lib/systemd/system PYTHON_SITEDIR="$(shell /usr/bin/python3 -c '$(SITEDIR_PY)' /usr 2>/dev/null)" >/dev/null && \
+	  install -D -m 0644 dist/liveguard.toml $$work/staged/etc/liveguard/liveguard.toml && \
+	  install -D -m 0644 debian/copyright $$work/staged/usr/share/licenses/liveguard-bpf/copyright && \
+	  cp dist/arch/PKGBUILD dist/arch/liveguard-bpf.install $$work/ && cd $$work && \
+	  as=$$([ "$$(id -u)" = 0 ] && chown -R nobody . && echo runuser -u nobody --); \
+	  $$as env HOME=$$work LIVEGUARD_STAGED=$$work/staged PKGEXT=.pkg.tar.zst PKGDEST=$$work \
+	    makepkg --nodeps --force --noconfirm --nocolor >makepkg.log 2>&1 || { tail -n 20 makepkg.log >&2; exit 1; }; \
+	  mv $$work/liveguard-bpf-*.pkg.tar.zst $(CURDIR)/$(BUILD)/
 	@ls $(BUILD)/liveguard-bpf-*.pkg.tar.zst
 
 # A Debian package (debian/), built in place with Debian's own tools,
@@ -423,6 +426,6 @@ fuzz: $(patsubst %,$(BUILD)/fuzz/%_fuzz,$(FUZZ_TARGETS))
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(BUILD)/fuzz/crashes-NAME/)" >&2; exit 1; fi
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/liveguard-bpf-*.tar.gz $(BUILD)/liveguard-bpf-*.rpm $(BUILD)/liveguard-bpf-*.pkg.tar.zst $(BUILD)/dist-stage $(BUILD)/rpmbuild $(BUILD)/archpkg $(BUILD)/unit_tests $(BUILD)/vm_tests \
+	rm -rf $(BUILD)/obj $(BUILD)/obj-static $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/liveguard-bpf-*.tar.gz $(BUILD)/liveguard-bpf-*.rpm $(BUILD)/liveguard-bpf-*.pkg.tar.zst $(BUILD)/dist-stage $(BUILD)/rpmbuild $(BUILD)/unit_tests $(BUILD)/vm_tests \
 	       $(BUILD)/bpf $(BUILD)/gen $(BUILD)/python $(BUILD)/$(WHEEL_NAME) $(BUILD)/*.o $(BUILD)/*.skel.h $(BUILD)/.deps-ok $(BUILD)/bench_* \
 	       $(BUILD)/fuzz
