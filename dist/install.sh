@@ -49,7 +49,7 @@ if [ "$uninstall" = 1 ]; then
     # Read whole first: the list names itself.
     list=$(cat "$destdir$manifest")
     # The policy while it is the example still; an edited one stays.
-    for f in $(echo "$list" | sed -n 's/^?//p'); do
+    echo "$list" | sed -n 's/^?//p' | while IFS= read -r f; do
         if cmp -s "$destdir$f" "$destdir$prefix/share/doc/liveguard-bpf/liveguard.toml"; then
             rm -f "$destdir$f"
         else
@@ -58,7 +58,7 @@ if [ "$uninstall" = 1 ]; then
     done
     # Files first, then directories, deepest first, each only when empty.
     echo "$list" | grep -v -e '/$' -e '^?' | while IFS= read -r f; do rm -f "$destdir$f"; done
-    for f in $(echo "$list" | grep -v '/$' | grep '\.py$'); do
+    echo "$list" | grep -v '/$' | grep '\.py$' | while IFS= read -r f; do
         rm -f "$destdir$(dirname "$f")/__pycache__/$(basename "$f" .py)".*.pyc
         rmdir "$destdir$(dirname "$f")/__pycache__" 2>/dev/null || true
     done
@@ -90,52 +90,88 @@ docdir=$prefix/share/doc/liveguard-bpf
 sharedir=$prefix/share/liveguard-bpf
 s6dir=$sharedir/s6/liveguard-bpf
 unitdir=$prefix/lib/systemd/system
-listed=$(mktemp)
-trap 'rm -f "$listed"' EXIT
+tab=$(printf '\t')
+listed=$(mktemp) plan=$(mktemp)
+trap 'rm -f "$listed" "$plan" "$listed.sub"' EXIT
+# What goes where: mode, source, target and whether @SBINDIR@ and @DOCDIR@
+# are filled in, one a line.
+plan() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:-0}" >>"$plan"; }
+plan 0755 "$here/liveguard-bpf" "$sbindir/liveguard-bpf"
+(cd "$here/python" && find . -type f ! -path '*/__pycache__/*' | sed 's|^\./||' | sort) >"$listed.sub"
+while IFS= read -r f; do
+    plan 0644 "$here/python/$f" "$prefix/lib/liveguard-bpf/python/$f"
+    plan 0644 "$here/python/$f" "$sitedir/$f"
+done <"$listed.sub"
+for w in "$here"/*.whl; do plan 0644 "$w" "$sharedir/$(basename "$w")"; done
+plan 0644 "$here/systemd/liveguard-bpf.service.in" "$unitdir/liveguard-bpf.service" 1
+plan 0755 "$here/s6/liveguard-bpf/run.in" "$s6dir/run" 1
+plan 0644 "$here/s6/liveguard-bpf/type" "$s6dir/type"
+plan 0644 "$here/README.md" "$docdir/README.md"
+plan 0644 "$here/liveguard.toml" "$docdir/liveguard.toml"
+plan 0644 "$here/man/liveguard-bpf.8" "$prefix/share/man/man8/liveguard-bpf.8"
+plan 0644 "$here/bash-completion/liveguard-bpf" "$prefix/share/bash-completion/completions/liveguard-bpf"
+
+# Nothing is written while anything is in the way: a file there that no
+# earlier install.sh wrote is another's (a package's), and stays.
+while IFS="$tab" read -r mode src dst sub; do
+    [ -f "$src" ] || { echo "install.sh: $src is missing from the tarball: unpack it again" >&2; exit 1; }
+    if [ -e "$destdir$dst" ] && ! { [ -f "$destdir$manifest" ] && grep -qxF "$dst" "$destdir$manifest"; }; then
+        echo "install.sh: $destdir$dst is there already and not from an earlier install.sh (a package's?): remove that first, or give another --prefix" >&2
+        exit 1
+    fi
+done <"$plan"
+
+[ -z "$destdir" ] || mkdir -p "$destdir" || exit 1
 # Each directory it creates, so that uninstall removes only those.
 mkdirs() {
-    d=$1 made=
-    while [ ! -d "$destdir$d" ]; do made="$d $made"; d=$(dirname "$d"); done
-    for m in $made; do mkdir -p "$destdir$m" && echo "$m/" >>"$listed"; done
+    d=$1 made=''
+    while [ "$d" != / ] && [ ! -d "$destdir$d" ]; do
+        made="$d
+$made"
+        d=$(dirname "$d")
+    done
+    printf '%s' "$made" | while IFS= read -r m; do
+        [ -n "$m" ] || continue
+        mkdir "$destdir$m" || exit 1
+        echo "$m/" >>"$listed"
+    done
 }
 put() {  # mode source target
-    mkdirs "$(dirname "$3")"
-    cp "$2" "$destdir$3.new.$$" && chmod "$1" "$destdir$3.new.$$" && mv -f "$destdir$3.new.$$" "$destdir$3"
+    mkdirs "$(dirname "$3")" || exit 1
+    if ! { cp "$2" "$destdir$3.new.$$" && chmod "$1" "$destdir$3.new.$$" && mv -f "$destdir$3.new.$$" "$destdir$3"; }; then
+        rm -f "$destdir$3.new.$$"
+        echo "install.sh: cannot write $destdir$3 (what was written is listed in $destdir$manifest)" >&2
+        finish
+        exit 1
+    fi
     echo "$3" >>"$listed"
 }
-subst() {  # mode source target
-    sed -e "s|@SBINDIR@|$sbindir|g" -e "s|@DOCDIR@|$docdir|g" "$2" >"$listed.sub"
-    put "$1" "$listed.sub" "$3"
-    rm -f "$listed.sub"
+# The list, merged with an earlier install's: what that one made is ours
+# to remove too.
+finish() {
+    mkdirs "$(dirname "$manifest")"
+    echo "$manifest" >>"$listed"
+    [ -f "$destdir$manifest" ] && cat "$destdir$manifest" >>"$listed"
+    sort -u "$listed" >"$destdir$manifest.new.$$" && mv -f "$destdir$manifest.new.$$" "$destdir$manifest"
 }
-
-put 0755 "$here/liveguard-bpf" "$sbindir/liveguard-bpf"
-(cd "$here/python" && find . -type f ! -path '*/__pycache__/*' | sed 's|^\./||') | while IFS= read -r f; do
-    put 0644 "$here/python/$f" "$prefix/lib/liveguard-bpf/python/$f"
-    put 0644 "$here/python/$f" "$sitedir/$f"
-done
-for w in "$here"/*.whl; do put 0644 "$w" "$sharedir/$(basename "$w")"; done
-subst 0644 "$here/systemd/liveguard-bpf.service.in" "$unitdir/liveguard-bpf.service"
-subst 0755 "$here/s6/liveguard-bpf/run.in" "$s6dir/run"
-put 0644 "$here/s6/liveguard-bpf/type" "$s6dir/type"
-put 0644 "$here/README.md" "$docdir/README.md"
-put 0644 "$here/liveguard.toml" "$docdir/liveguard.toml"
-put 0644 "$here/man/liveguard-bpf.8" "$prefix/share/man/man8/liveguard-bpf.8"
-put 0644 "$here/bash-completion/liveguard-bpf" "$prefix/share/bash-completion/completions/liveguard-bpf"
-# The administrator's policy: written once, never replaced.
-# Listed with a '?': uninstall removes it only while it is the example.
+: >"$listed"
+while IFS="$tab" read -r mode src dst sub; do
+    if [ "$sub" = 1 ]; then
+        sed -e "s|@SBINDIR@|$sbindir|g" -e "s|@DOCDIR@|$docdir|g" "$src" >"$listed.sub" || exit 1
+        src=$listed.sub
+    fi
+    put "$mode" "$src" "$dst"
+done <"$plan"
+# The administrator's policy: written once, never replaced. Listed with a
+# '?': uninstall removes it only while it is the example.
 if [ ! -e "$destdir/etc/liveguard/liveguard.toml" ]; then
     put 0644 "$here/liveguard.toml" /etc/liveguard/liveguard.toml
-    sed -i 's|^/etc/liveguard/liveguard.toml$|?&|' "$listed"
+    sed 's|^/etc/liveguard/liveguard.toml$|?&|' "$listed" >"$listed.sub" && cat "$listed.sub" >"$listed"
     policy="the example policy in /etc/liveguard/liveguard.toml (edit it: it protects nothing yet)"
 else
     policy="/etc/liveguard/liveguard.toml as it was (the example is in $docdir)"
 fi
-mkdirs "$sharedir"
-echo "$manifest" >>"$listed"
-# An install over an earlier one: what that one made is ours to remove too.
-[ -f "$destdir$manifest" ] && cat "$destdir$manifest" >>"$listed"
-sort -u "$listed" >"$destdir$manifest"
+finish
 echo "liveguard-bpf installed in $destdir$prefix, with $policy"
 echo "next: sudo systemctl daemon-reload && sudo systemctl enable --now liveguard-bpf"
 echo "  (or, without systemd: sudo $sbindir/liveguard-bpf load --config /etc/liveguard/liveguard.toml)"

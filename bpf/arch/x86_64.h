@@ -28,7 +28,6 @@
 #define LG_SYSCALL_ARG2(regs) ((regs)->si)
 #define LG_SYSCALL_ARG3(regs) ((regs)->dx)
 #define LG_SYSCALL_ARG4(regs) ((regs)->r10)
-#define LG_SYSCALL_ARG5(regs) ((regs)->r8)
 /* The machine's calls that only CAP_SYS_ADMIN guards, with nothing in
  * the capability check to tell them from the many others it guards. A
  * task in an ia32 call (TS_COMPAT in its thread_info) uses the second
@@ -53,11 +52,8 @@
 #define LG_NR_WRITE 1
 #define LG_NR_PWRITE64 18
 #define LG_NR_WRITEV 20
-#define LG_NR_SENDFILE 40
-#define LG_NR_SPLICE 275
 #define LG_NR_FALLOCATE 285
 #define LG_NR_PWRITEV 296
-#define LG_NR_COPY_FILE_RANGE 326
 #define LG_NR_PWRITEV2 328
 #define LG_NR_IA32_WRITE 4
 #define LG_NR_IA32_PWRITE64 181

@@ -39,8 +39,31 @@ TEST(EmbeddedPlugin, WritesEveryFileOfDistPythonAsItIs) {
     write_embedded_plugin(dir);
     int written = 0;
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-        if (e.is_regular_file()) ++written;
+        if (e.is_regular_file() && e.path().filename() != ".complete") ++written;
     EXPECT_EQ(written, files);
+    // The mark of a whole copy, written last.
+    EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::path(dir) / ".complete"));
+}
+
+TEST(EmbeddedPlugin, ModesHoldWhateverTheUmask) {
+    TempDir tmp;
+    mode_t old = ::umask(077);
+    write_embedded_plugin(tmp.path + "/plugin");
+    ::umask(old);
+    struct stat st {};
+    ASSERT_EQ(::stat((tmp.path + "/plugin/liveguard_pytest.py").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0644u);
+    ASSERT_EQ(::stat((tmp.path + "/plugin").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, ::geteuid() == 0 ? 0755u : 0700u);
+}
+
+TEST(EmbeddedPlugin, RefusesADirectoryOthersMayWriteIn) {
+    TempDir tmp;
+    std::string dir = tmp.path + "/planted";
+    std::filesystem::create_directory(dir);
+    ::chmod(dir.c_str(), 0777);
+    EXPECT_THROW(write_embedded_plugin(dir), Error);
+    EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
 
 TEST(EmbeddedPlugin, RefusesADirectoryThatIsALink) {

@@ -74,9 +74,10 @@ TEST(UserDb, GroupsListingTheUserFollowThePrimaryGroupEachOnce) {
         "broken:x:30\n"
         "badgid:x:3x:alice\n"
         "alicex:x:31:alicexx,xalice\n"
-        "docker:x:999:alice";
-    EXPECT_EQ(groups_in_group_file(group, "alice", 1000), (std::vector<gid_t>{1000, 4, 27, 999}));
-    EXPECT_EQ(groups_in_group_file(group, "bob", 1001), (std::vector<gid_t>{1001, 27}));
+        "docker:x:999:alice\n"
+        "spaced:x:1234:syslog, alice ,bob";
+    EXPECT_EQ(groups_in_group_file(group, "alice", 1000), (std::vector<gid_t>{1000, 4, 27, 999, 1234}));
+    EXPECT_EQ(groups_in_group_file(group, "bob", 1001), (std::vector<gid_t>{1001, 27, 1234}));
     EXPECT_EQ(groups_in_group_file(group, "nobody", 65534), (std::vector<gid_t>{65534}));
     EXPECT_EQ(groups_in_group_file("", "alice", 1000), (std::vector<gid_t>{1000}));
 }

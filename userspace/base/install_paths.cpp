@@ -50,15 +50,32 @@ std::filesystem::path embedded_home() {
     return std::filesystem::path("/tmp") / ("liveguard-" + std::to_string(::geteuid()) + "-" + name);
 }
 
-// Root's copy is read by sessions that run as another user (run --user).
-void make_own_dir(const std::filesystem::path& dir) {
-    if (::mkdir(dir.c_str(), ::geteuid() == 0 ? 0755 : 0700) != 0 && errno != EEXIST) throw_errno("cannot create " + dir.string(), errno);
+// Root's copy is read by sessions that run as another user (run --user):
+// modes are set whatever the umask. A directory is trusted only while it
+// is this user's own and no one else may write in it: a copy planted in
+// /tmp by another user would run in this user's pytest.
+constexpr mode_t kDirMode = 0755;
+constexpr mode_t kFileMode = 0644;
+
+void check_own_dir(const std::filesystem::path& dir) {
     struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0) throw_errno("cannot inspect " + dir.string(), errno);
-    if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
-        throw Error(dir.string() + " is not a directory of this user's own",
+    if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022))
+        throw Error(dir.string() + " is not a directory of this user's own that only it may write",
                     "remove it, or set LIVEGUARD_PLUGIN_DIR to the directory that holds " + std::string(kPluginFile));
 }
+
+void make_own_dir(const std::filesystem::path& dir) {
+    mode_t mode = ::geteuid() == 0 ? kDirMode : 0700;
+    bool made = ::mkdir(dir.c_str(), mode) == 0;
+    if (!made && errno != EEXIST) throw_errno("cannot create " + dir.string(), errno);
+    if (made && ::chmod(dir.c_str(), mode) != 0) throw_errno("cannot set the mode of " + dir.string(), errno);
+    check_own_dir(dir);
+}
+
+// Written last: a copy cut short (a full disk, a kill) lacks it and is
+// written again.
+constexpr const char* kComplete = ".complete";
 
 }  // namespace
 
@@ -73,8 +90,8 @@ void write_embedded_plugin(const std::string& dir) {
             make_own_dir(d);
         }
         std::string tmp = to.string() + ".tmp." + std::to_string(::getpid());
-        UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
-        if (!fd) throw_errno("cannot write " + tmp, errno);
+        UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, kFileMode));
+        if (!fd || ::fchmod(fd.get(), kFileMode) != 0) throw_errno("cannot write " + tmp, errno);
         std::string_view rest = f.text;
         while (!rest.empty()) {
             ssize_t n = ::write(fd.get(), rest.data(), rest.size());
@@ -92,6 +109,9 @@ void write_embedded_plugin(const std::string& dir) {
             throw_errno("cannot put the pytest plugin at " + to.string(), err);
         }
     }
+    std::string complete = (top / kComplete).string();
+    UniqueFd done(::open(complete.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, kFileMode));
+    if (!done || ::fchmod(done.get(), kFileMode) != 0) throw_errno("cannot write " + complete, errno);
 }
 
 std::string plugin_dir() {
@@ -108,7 +128,8 @@ std::string plugin_dir() {
     // Neither: the binary was copied alone (the static build). Its own
     // copy, written out once per build.
     std::filesystem::path home = embedded_home();
-    if (!holds_plugin(home)) {
+    if (std::filesystem::exists(std::filesystem::symlink_status(home, ec))) check_own_dir(home);
+    if (!std::filesystem::is_regular_file(home / kComplete, ec)) {
         try {
             write_embedded_plugin(home.string());
         } catch (const Error& e) {

@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -103,21 +104,42 @@ std::vector<gid_t> groups_in_group_file(std::string_view group, const std::strin
     for_each_entry(group, 4, [&](const std::vector<std::string_view>& f) {
         auto gid = number(f[2]);
         if (!gid) return false;
-        for (auto member : split(f[3], ','))
+        for (auto member : split(f[3], ',')) {
+            // As the C library reads them: blanks around a name ignored.
+            while (!member.empty() && (member.front() == ' ' || member.front() == '\t')) member.remove_prefix(1);
+            while (!member.empty() && (member.back() == ' ' || member.back() == '\t')) member.remove_suffix(1);
             if (member == user && std::find(out.begin(), out.end(), *gid) == out.end())
                 out.push_back(static_cast<gid_t>(*gid));
+        }
         return false;
     });
     return out;
 }
 
+// No more than the kernel takes (setgroups fails past NGROUPS_MAX).
+static void cap_groups(std::vector<gid_t>& groups) {
+    long max = ::sysconf(_SC_NGROUPS_MAX);
+    if (max > 0 && groups.size() > static_cast<std::size_t>(max)) groups.resize(static_cast<std::size_t>(max));
+}
+
 Account lookup_account(const std::string& who) {
     if (auto a = find_in_passwd(read_file("/etc/passwd"), who)) {
         a->groups = groups_in_group_file(read_file("/etc/group"), a->name, a->gid);
+#ifndef LG_STATIC
+        // Groups a directory service adds for a user of the files, as
+        // initgroups would.
+        if (auto nss = find_through_nss(a->name); nss && nss->uid == a->uid)
+            for (gid_t g : nss->groups)
+                if (std::find(a->groups.begin(), a->groups.end(), g) == a->groups.end()) a->groups.push_back(g);
+#endif
+        cap_groups(a->groups);
         return *a;
     }
 #ifndef LG_STATIC
-    if (auto a = find_through_nss(who)) return *a;
+    if (auto a = find_through_nss(who)) {
+        cap_groups(a->groups);
+        return *a;
+    }
     throw Error("no such user: " + who + " (looked in /etc/passwd and the system's user database)",
                 "give an existing user name or uid (see getent passwd)");
 #else

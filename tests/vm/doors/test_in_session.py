@@ -1846,6 +1846,59 @@ def test_member_leaves_the_reserve_of_the_services_filesystem(way):
                            f"write its journal: {reply}")
 
 
+COPY_WAYS = ("cp (copy_file_range)", "shutil.copyfile (sendfile)", "splice from a pipe",
+             "fallocate", "writev")
+
+
+@pytest.mark.parametrize("how", COPY_WAYS)
+def test_member_copies_onto_the_services_filesystem_while_it_has_room(how):
+    """Calls that name more than they write (cp asks copy_file_range for
+    8 EiB, shutil sendfile for at least 8 MiB, each chunk of 64 KiB on
+    6.1) are not charged by what they name: a member copies onto the
+    service's filesystem, round after round, while it is far from its
+    reserve."""
+    d = os.path.join(CFG["smallfs"], f"copies-{uuid.uuid4().hex[:8]}")
+    os.mkdir(d)
+    src, dst = os.path.join(d, "src"), os.path.join(d, "dst")
+    block = b"\x05" * (2 << 20)
+    try:
+        with open(src, "wb") as f:
+            f.write(block)
+        for _ in range(8):
+            if how.startswith("cp"):
+                r = run(["cp", src, dst])
+                assert r.returncode == 0, describe(r)
+            elif how.startswith("shutil"):
+                shutil.copyfile(src, dst)
+            elif how.startswith("splice"):
+                rp, wp = os.pipe()
+                fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    left = len(block)
+                    while left:
+                        os.write(wp, block[:min(left, 65536)])
+                        left -= os.splice(rp, fd, 1 << 30)
+                finally:
+                    for x in (rp, wp, fd):
+                        os.close(x)
+            elif how == "fallocate":
+                fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    os.posix_fallocate(fd, 0, 4 << 20)
+                finally:
+                    os.close(fd)
+            else:
+                fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    assert os.writev(fd, [block, block]) == 2 * len(block)
+                finally:
+                    os.close(fd)
+            assert os.path.getsize(dst) >= len(block)
+            os.unlink(dst)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 # =============================================================================
 # user_counts: what the kernel counts per user (inotify instances and
 # watches, fanotify groups and marks) keeps a reserve a member cannot take:
