@@ -7,26 +7,45 @@
 MAKEFLAGS += -j$(shell nproc)
 SHELL := /bin/bash
 
-BUILD     := build
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
+# The machine the build is for: this one, or ARCH=arm64 (or aarch64) to
+# cross-build for arm64 from x86-64 with Debian's cross toolchain and its
+# multiarch -dev packages, into build/aarch64 apart from the native build.
+# Each architecture has its own bpf/arch/ header and vmlinux.h.
+HOST_ARCH := $(shell uname -m)
+ARCH      ?= $(HOST_ARCH)
+override ARCH := $(patsubst arm64,aarch64,$(patsubst amd64,x86_64,$(patsubst x86,x86_64,$(ARCH))))
+BPF_TARGET_x86_64  := x86
+BPF_TARGET_aarch64 := arm64
+DEB_ARCH_x86_64    := amd64
+DEB_ARCH_aarch64   := arm64
+ifeq ($(BPF_TARGET_$(ARCH)),)
+$(error liveguard-bpf builds for x86_64 and aarch64 (ARCH=arm64), not $(ARCH): another needs bpf/arch/$(ARCH).h and bpf/vmlinux/$(ARCH)/vmlinux.h)
+endif
+DEB_ARCH  := $(DEB_ARCH_$(ARCH))
+TRIPLET   := $(ARCH)-linux-gnu
+ifeq ($(ARCH),$(HOST_ARCH))
+BUILD     := build
 CXX       ?= g++
+PKG_CONFIG := pkg-config
+CROSS_DEPS :=
+else
+BUILD     := build/$(ARCH)
+CXX       := $(TRIPLET)-g++
+PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
+CROSS_DEPS := g++-$(TRIPLET) $(addsuffix :$(DEB_ARCH),libbpf-dev libelf-dev zlib1g-dev libgtest-dev libtomlplusplus-dev)
+endif
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++20 -Wall -Wextra -Werror=return-type -Wno-missing-field-initializers -I$(BUILD) -Iinclude -Iuserspace
-# The kernel side is built for x86-64 only: its argv copy attaches to the
-# x86-64 syscall wrappers (bpf/arch/), and vmlinux.h is per architecture.
-ARCH      := $(shell uname -m)
-ifneq ($(ARCH),x86_64)
-$(error liveguard-bpf builds for x86_64 only (this machine is $(ARCH)): add bpf/arch/$(ARCH).h and bpf/vmlinux/$(ARCH)/vmlinux.h)
-endif
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Ibpf/vmlinux/$(ARCH) -Ibpf -Iinclude
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_TARGET_$(ARCH)) -Wall -Ibpf/vmlinux/$(ARCH) -Ibpf -Iinclude
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_HEADERS := $(wildcard bpf/lib/*.h bpf/arch/*.h) include/liveguard/abi.h
 # Found by pkg-config where the distribution puts them; the plain names
 # where it has no .pc files.
-LDLIBS    := $(or $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null),-lbpf -lelf -lz)
-PKG_CFLAGS := $(shell pkg-config --cflags libbpf libelf zlib 2>/dev/null)
+LDLIBS    := $(or $(shell $(PKG_CONFIG) --libs libbpf libelf zlib 2>/dev/null),-lbpf -lelf -lz)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libelf zlib 2>/dev/null)
 CXXFLAGS  += $(PKG_CFLAGS)
 GTEST_LIBS := -lgtest -lpthread
 
@@ -57,9 +76,20 @@ dist/build-deps $(1)
 endef
 
 deps: $(BUILD)/.deps-ok
+# A cross build takes the target's -dev packages through dpkg's multiarch,
+# which must know the architecture first.
 $(BUILD)/.deps-ok: Makefile
 	@mkdir -p $(BUILD)
-	@$(call install_missing,$(DEPS))
+	@if [ -n "$(CROSS_DEPS)" ] && command -v dpkg >/dev/null && \
+	    ! dpkg --print-foreign-architectures | grep -qx '$(DEB_ARCH)'; then \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "make ARCH=$(ARCH) needs Debian's $(DEB_ARCH) packages: sudo dpkg --add-architecture $(DEB_ARCH), then make again" >&2; \
+	    exit 1; \
+	  fi; \
+	  echo "adding the $(DEB_ARCH) architecture to dpkg, for its -dev packages"; \
+	  dpkg --add-architecture $(DEB_ARCH) && apt-get update -qq || exit 1; \
+	fi
+	@$(call install_missing,$(DEPS) $(CROSS_DEPS))
 	@touch $@
 
 # One object per concern, linked into one object and one skeleton. The
@@ -350,12 +380,14 @@ arch: $(BUILD)/liveguard-bpf $(BUILD)/$(WHEEL_NAME)
 # reusing this tree's build; the .deb, .buildinfo and .changes land in
 # build/. Installs the packaging tools first (as root).
 DEB_DEPS := debhelper dh-python dpkg-dev fakeroot lintian
+# ARCH=arm64 cross-builds the arm64 package (dpkg-buildpackage -a). The
+# packages of both land in build/.
 deb: $(BUILD)/liveguard-bpf
 	@$(call install_missing,$(DEB_DEPS))
-	dpkg-buildpackage -b -us -uc --buildinfo-option=-u$(CURDIR)/$(BUILD) --changes-option=-u$(CURDIR)/$(BUILD) \
+	dpkg-buildpackage -b -us -uc -a$(DEB_ARCH) --buildinfo-option=-u$(CURDIR)/build --changes-option=-u$(CURDIR)/build \
 	  --buildinfo-file=$(CURDIR)/$(BUILD)/liveguard-bpf.buildinfo --changes-file=$(CURDIR)/$(BUILD)/liveguard-bpf.changes
 	@debian/rules clean >/dev/null
-	@ls $(BUILD)/liveguard-bpf_*.deb
+	@ls build/liveguard-bpf_*_$(DEB_ARCH).deb
 
 # With DESTDIR, the directories install created on the way down are
 # removed too when empty, up to DESTDIR itself (a staging tree ends empty);

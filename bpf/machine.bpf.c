@@ -5,7 +5,7 @@
  * open of the marked files, what only the machine's own capabilities
  * allow (reboot, kexec, modules, the clock, raw I/O, the host name, swap)
  * and changes to its network namespace. A member may use none of them. */
-#include "arch/x86_64.h"
+#include "arch/arch.h"
 #include "lib/hook.h"
 #include "lib/gate.h"
 #include "lib/syscall.h"
@@ -86,10 +86,10 @@ static __always_inline __u32 sys_admin_door(int cap)
 		return LG_HOOK_PTRACE;
 	if (cap == LG_CAP_PERFMON)
 		return 0;
-	if (compat ? nr == LG_NR_IA32_SWAPON || nr == LG_NR_IA32_SWAPOFF
+	if (compat ? nr == LG_NR_COMPAT_SWAPON || nr == LG_NR_COMPAT_SWAPOFF
 		   : nr == LG_NR_SWAPON || nr == LG_NR_SWAPOFF)
 		return LG_HOOK_SWAP;
-	if (compat ? nr == LG_NR_IA32_SETHOSTNAME || nr == LG_NR_IA32_SETDOMAINNAME
+	if (compat ? nr == LG_NR_COMPAT_SETHOSTNAME || nr == LG_NR_COMPAT_SETDOMAINNAME
 		   : nr == LG_NR_SETHOSTNAME || nr == LG_NR_SETDOMAINNAME)
 		return bpf_get_current_task_btf()->nsproxy->uts_ns->ns.inum == lg_host_uts_ns ? LG_HOOK_HOSTNAME
 											    : 0;

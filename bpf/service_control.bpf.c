@@ -2,7 +2,7 @@
 /* Service managers: a member may not have systemd or s6 stop a protected
  * service for it, by running their control commands against it or (when
  * the policy asks) by connecting to the manager's socket at all. */
-#include "arch/x86_64.h"
+#include "arch/arch.h"
 #include "lib/hook.h"
 #include "lib/exec_guard.h"
 #include "lib/bus_message.h"

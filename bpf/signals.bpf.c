@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Signals and other acts on a protected process: kill and its relatives,
  * ptrace, limits that kill or starve, and SIGIO/SIGURG through F_SETOWN. */
-#include "arch/x86_64.h"
+#include "arch/arch.h"
 #include "lib/hook.h"
 #include "lib/gate.h"
 #include "lib/keepers.h"
 #include "lib/trees.h"
 #include "lib/terminal.h"
+#include "lib/syscall.h"
 
 /* Off the path every kill takes (see member_candidate()). */
 static __noinline int probed(struct task_struct *p)
@@ -36,9 +37,10 @@ LG_HOOK(task_kill, lg_task_kill, struct task_struct *, p, int, sig)
  * perfmon_capable(), which the capable hook refuses in that call.) */
 static __always_inline bool in_process_madvise(void)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	bool compat;
 
-	return (LG_SYSCALL_NR(regs) & ~LG_X32_SYSCALL_BIT) == LG_NR_PROCESS_MADVISE;
+	/* The same number on every architecture and ABI. */
+	return current_syscall(&compat) == LG_NR_PROCESS_MADVISE;
 }
 
 LG_HOOK(ptrace_access_check, lg_ptrace, struct task_struct *, child, unsigned int, mode)
@@ -79,16 +81,15 @@ LG_HOOK(task_setnice, lg_setnice, struct task_struct *, p)
 
 static __always_inline int requested_policy(void)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	__u64 nr = LG_SYSCALL_NR(regs) & ~LG_X32_SYSCALL_BIT;
+	bool compat;
+	__u64 nr = current_syscall(&compat), arg1, arg2;
 
-	if (nr == LG_NR_SCHED_SETSCHEDULER)
-		return (int)LG_SYSCALL_ARG2(regs);
-	if (nr == LG_NR_IA32_SCHED_SETSCHEDULER)
-		return (int)LG_IA32_SYSCALL_ARG2(regs);
-	if (nr == LG_NR_SCHED_SETATTR || nr == LG_NR_IA32_SCHED_SETATTR || nr == LG_NR_X32_SCHED_SETATTR)
+	if (compat ? nr == LG_NR_COMPAT_SCHED_SETATTR : nr == LG_NR_SCHED_SETATTR)
 		return LG_POLICY_ANY;
-	return -1;
+	if (compat ? nr != LG_NR_COMPAT_SCHED_SETSCHEDULER : nr != LG_NR_SCHED_SETSCHEDULER)
+		return -1;
+	current_syscall_args(compat, &arg1, &arg2);
+	return (int)arg2;
 }
 
 /* A member may not take a realtime class for anything: realtime spinners

@@ -1,29 +1,25 @@
-/* What the kernel side needs to know of the x86-64 architecture: the
- * syscall wrappers that take the user's registers, and which register
- * holds argv. The argv copy the exec guard judges is made there, so this
- * is the one architecture liveguard builds for; another needs its own
- * header here (arm64: __arm64_sys_execve, regs[1] and regs[2]). */
-#ifndef LG_BPF_ARCH_H
-#define LG_BPF_ARCH_H
+/* What the kernel side needs to know of x86-64 (through arch.h): the
+ * syscall wrappers that take the user's registers, which register holds
+ * which argument, and the numbers of the calls the hooks tell apart. The
+ * second set of numbers is the ia32 entry's (TS_COMPAT). */
+#ifndef LG_BPF_ARCH_X86_64_H
+#define LG_BPF_ARCH_X86_64_H
 
 #define LG_SYS_EXECVE "__x64_sys_execve"
 #define LG_SYS_EXECVEAT "__x64_sys_execveat"
 #define LG_EXECVE_ARGV(regs) BPF_CORE_READ(regs, si)
 #define LG_EXECVEAT_ARGV(regs) BPF_CORE_READ(regs, dx)
 
-/* The system call a scheduler change came through, and its second
- * argument (the policy, or the struct sched_attr pointer): the LSM hook
- * names only the target. 64-bit and ia32 numbers never collide on the
- * paths that reach that hook. */
+/* The system call the task is in (the hooks that name only their target
+ * tell the call apart by it), and its arguments as the user passed them. */
 #define LG_SYSCALL_NR(regs) ((regs)->orig_ax)
+/* x32 calls carry this bit, on the 64-bit call's number for the calls
+ * told apart here. */
+#define LG_X32_SYSCALL_BIT 0x40000000
 #define LG_NR_SCHED_SETSCHEDULER 144
 #define LG_NR_SCHED_SETATTR 314
-#define LG_NR_IA32_SCHED_SETSCHEDULER 156
-#define LG_NR_IA32_SCHED_SETATTR 351
-/* x32 calls carry this bit; sched_setscheduler keeps its number there,
- * sched_setattr has the same one too. */
-#define LG_X32_SYSCALL_BIT 0x40000000
-#define LG_NR_X32_SCHED_SETATTR 314
+#define LG_NR_COMPAT_SCHED_SETSCHEDULER 156
+#define LG_NR_COMPAT_SCHED_SETATTR 351
 #define LG_SYSCALL_ARG1(regs) ((regs)->di)
 #define LG_SYSCALL_ARG2(regs) ((regs)->si)
 #define LG_SYSCALL_ARG3(regs) ((regs)->dx)
@@ -37,15 +33,15 @@
 #define LG_NR_SWAPOFF 168
 #define LG_NR_SETHOSTNAME 170
 #define LG_NR_SETDOMAINNAME 171
-#define LG_NR_IA32_SWAPON 87
-#define LG_NR_IA32_SWAPOFF 115
-#define LG_NR_IA32_SETHOSTNAME 74
-#define LG_NR_IA32_SETDOMAINNAME 121
+#define LG_NR_COMPAT_SWAPON 87
+#define LG_NR_COMPAT_SWAPOFF 115
+#define LG_NR_COMPAT_SETHOSTNAME 74
+#define LG_NR_COMPAT_SETDOMAINNAME 121
 /* Numbers from 424 on are the same on every architecture and ABI. */
 #define LG_NR_PROCESS_MADVISE 440
-#define LG_IA32_SYSCALL_ARG1(regs) ((regs)->bx)
-#define LG_IA32_SYSCALL_ARG2(regs) ((regs)->cx)
-#define LG_IA32_SYSCALL_ARG3(regs) ((regs)->dx)
+#define LG_COMPAT_SYSCALL_ARG1(regs) ((regs)->bx)
+#define LG_COMPAT_SYSCALL_ARG2(regs) ((regs)->cx)
+#define LG_COMPAT_SYSCALL_ARG3(regs) ((regs)->dx)
 
 /* The calls whose size a write to a filesystem with a reserve is charged
  * by (lib/write_size.h). */
@@ -55,8 +51,8 @@
 #define LG_NR_FALLOCATE 285
 #define LG_NR_PWRITEV 296
 #define LG_NR_PWRITEV2 328
-#define LG_NR_IA32_WRITE 4
-#define LG_NR_IA32_PWRITE64 181
+#define LG_NR_COMPAT_WRITE 4
+#define LG_NR_COMPAT_PWRITE64 181
 
 /* The calls that make what the kernel counts per user (inotify and
  * fanotify), told apart in the hooks that see them by number. */
@@ -65,10 +61,10 @@
 #define LG_NR_INOTIFY_INIT1 294
 #define LG_NR_FANOTIFY_INIT 300
 #define LG_NR_FANOTIFY_MARK 301
-#define LG_NR_IA32_INOTIFY_INIT 291
-#define LG_NR_IA32_INOTIFY_ADD_WATCH 292
-#define LG_NR_IA32_INOTIFY_INIT1 332
-#define LG_NR_IA32_FANOTIFY_INIT 338
-#define LG_NR_IA32_FANOTIFY_MARK 339
+#define LG_NR_COMPAT_INOTIFY_INIT 291
+#define LG_NR_COMPAT_INOTIFY_ADD_WATCH 292
+#define LG_NR_COMPAT_INOTIFY_INIT1 332
+#define LG_NR_COMPAT_FANOTIFY_INIT 338
+#define LG_NR_COMPAT_FANOTIFY_MARK 339
 
 #endif

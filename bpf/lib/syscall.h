@@ -4,10 +4,10 @@
 #define LG_BPF_SYSCALL_H
 
 #include "common.h"
-#include "../arch/x86_64.h"
+#include "../arch/arch.h"
 
 /* The call's number, the x32 bit masked off, and whether it came through
- * the ia32 entry (whose numbers differ). */
+ * the 32-bit entry (ia32, AArch32), whose numbers differ. */
 static __always_inline __u64 current_syscall(bool *compat)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -22,8 +22,8 @@ static __always_inline void current_syscall_args(bool compat, __u64 *arg1, __u64
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 
-	*arg1 = compat ? (__u32)LG_IA32_SYSCALL_ARG1(regs) : LG_SYSCALL_ARG1(regs);
-	*arg2 = compat ? (__u32)LG_IA32_SYSCALL_ARG2(regs) : LG_SYSCALL_ARG2(regs);
+	*arg1 = compat ? (__u32)LG_COMPAT_SYSCALL_ARG1(regs) : LG_SYSCALL_ARG1(regs);
+	*arg2 = compat ? (__u32)LG_COMPAT_SYSCALL_ARG2(regs) : LG_SYSCALL_ARG2(regs);
 }
 
 #endif

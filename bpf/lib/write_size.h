@@ -43,7 +43,7 @@ static long lg_add_iov(__u32 i, void *ctx)
  * writev, pwritev, fallocate allocating). sendfile, splice and
  * copy_file_range name an upper bound (cp asks copy_file_range for 8 EiB
  * and gets the file's size), and before 6.8 pass the hook once per
- * 64 KiB; they, io_uring, aio and ia32 calls other than write and pwrite64
+ * 64 KiB; they, io_uring, aio and 32-bit calls other than write and pwrite64
  * are held by the watcher's measurement alone. */
 static __noinline __u64 current_write_size(void)
 {
@@ -53,8 +53,8 @@ static __noinline __u64 current_write_size(void)
 	__u64 size = 0;
 
 	if (compat) {
-		if (nr == LG_NR_IA32_WRITE || nr == LG_NR_IA32_PWRITE64)
-			size = (__u32)LG_IA32_SYSCALL_ARG3(regs);
+		if (nr == LG_NR_COMPAT_WRITE || nr == LG_NR_COMPAT_PWRITE64)
+			size = (__u32)LG_COMPAT_SYSCALL_ARG3(regs);
 	} else if (nr == LG_NR_WRITE || nr == LG_NR_PWRITE64) {
 		size = LG_SYSCALL_ARG3(regs);
 	} else if (nr == LG_NR_FALLOCATE) {
