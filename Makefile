@@ -49,11 +49,13 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libelf zlib 2>/dev/null)
 CXXFLAGS  += $(PKG_CFLAGS)
 GTEST_LIBS := -lgtest -lpthread
 
-# Debian packages the build, the tests and the VM need.
+# Debian packages the build, the tests and the VM need (the kernel's call
+# numbers for arm64 and AArch32 for the unit test of bpf/arch/).
 DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev \
         qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-venv python3-pyflakes sudo psmisc iproute2 procps btrfs-progs tmux screen at podman crun conmon python3-docker \
         man-db groff-base \
-        libclang-rt-14-dev
+        libclang-rt-14-dev \
+        linux-libc-dev-arm64-cross linux-libc-dev-armhf-cross
 
 # userspace/<concern>/*.cpp; cli/main.cpp holds main() and goes into the tool alone.
 USERSPACE_SRCS := $(filter-out userspace/cli/main.cpp,$(wildcard userspace/*/*.cpp))

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#if defined(__x86_64__)
 #include <sys/io.h>
+#endif
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -465,7 +467,18 @@ int set_clock_to_now() {
     return ::clock_settime(CLOCK_REALTIME, &now) == 0 ? 0 : errno;
 }
 
-int raise_port_access() { return ::ioperm(0x80, 1, 1) == 0 ? 0 : errno; }
+// Raw I/O, which CAP_SYS_RAWIO guards: I/O ports on x86-64; on arm64,
+// which has none, physical memory through /dev/mem (open_port()).
+int raise_port_access() {
+#if defined(__x86_64__)
+    return ::ioperm(0x80, 1, 1) == 0 ? 0 : errno;
+#else
+    int fd = ::open("/dev/mem", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    ::close(fd);
+    return 0;
+#endif
+}
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include "base/cgroup.h"
 #include "base/json.h"
 #include "base/proc.h"
+#include "kernel/attach_errors.h"
 #include "kernel/kernel_floor.h"
 #include "kernel/libbpf_log.h"
 #include "kernel/loader.h"
@@ -166,11 +167,10 @@ DoctorReport run_doctor() {
         TrialResult t = Guard::trial(attach);
         std::string form = attach_name(attach);
         if (!t.loaded || !t.attached) {
-            std::string why = std::strerror(t.error);
+            std::string why = attach_error_name(t.error);
             std::string detail = std::string(t.loaded ? "attaching" : "loading") + " the " + form +
                                  " programs failed (" + why + ")";
-            if (t.error == EPERM || t.error == EACCES)
-                detail += ": this kernel does not permit BPF programs that need a trampoline";
+            if (std::string reason = attach_error_reason(t.error); !reason.empty()) detail += ": " + reason;
             if (!t.detail.empty() && LibbpfLogCapture::verbose()) detail += "\n" + t.detail;
             add(form, CheckState::Warn, detail, "run `liveguard-bpf -v doctor` for libbpf's log");
             refused += (refused.empty() ? "" : "; ") + form + " refused (" + why + ")";

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/privileges.h"
+#include "kernel/attach_errors.h"
 #include "kernel/btrfs_layout.h"
 #include "kernel/exec_words.h"
 #include "kernel/counters.h"
@@ -55,6 +56,7 @@ std::string load_failure_hint(int err) {
     if (err == EPERM || err == EACCES)
         return "the kernel refused liveguard's programs; run `liveguard-bpf doctor` to see why "
                "(root, a kernel that permits BPF programs on trampolines: LSM or fmod_ret)";
+    if (err == kKernelEnotsupp) return attach_error_reason(err) + "; run `liveguard-bpf doctor`";
     if (err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP)
         return "this kernel lacks a feature liveguard needs; run `liveguard-bpf doctor`";
     return "run `liveguard-bpf doctor`, or `liveguard-bpf -v load` for libbpf's log";
