@@ -66,7 +66,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h $(BUILD)/gen/plugin_files.h
 
-.PHONY: all deps test test-matrix unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm arch
+.PHONY: all deps test test-matrix test-arm64 unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm arch
 all: $(BUILD)/liveguard-bpf
 
 # Installs the missing ones of the Debian packages $(1) on Debian and
@@ -254,6 +254,14 @@ test: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $
 # which runs a subset on the second kernel).
 test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests
 	@LIVEGUARD_MATRIX=full tests/run-all
+
+# The same suites on arm64 (tests/run-all, LIVEGUARD_TEST_ARCH=arm64): the
+# tool, its VM tests and its package cross-built, run in emulated arm64 VMs
+# on Debian's arm64 kernels. Longer than make test under emulation, and
+# apart from it.
+test-arm64:
+	$(MAKE) ARCH=arm64 build/aarch64/liveguard-bpf build/aarch64/vm_tests deb
+	@LIVEGUARD_TEST_ARCH=arm64 tests/run-all
 
 demo: $(BUILD)/liveguard-bpf
 	vmtest/run tests/demo/run

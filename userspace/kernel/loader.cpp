@@ -287,7 +287,7 @@ std::size_t load_attached(Attach attach, std::vector<std::string>& created,
         Link link(bpf_program__attach(prog));
         if (!link) {
             int e = errno;
-            throw KernelRefused(errno_message(std::string("cannot attach ") + bpf_program__name(prog), e) +
+            throw KernelRefused(std::string("cannot attach ") + bpf_program__name(prog) + ": " + attach_error_name(e) +
                                     "\n" + log.tail(),
                                 load_failure_hint(e), e);
         }
@@ -325,7 +325,8 @@ void wait_programs_gone(const std::vector<__u32>& ids) {
 }
 
 bool refused_by_kernel(int err) {
-    return err == EPERM || err == EACCES || err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP;
+    return err == EPERM || err == EACCES || err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP ||
+           err == kKernelEnotsupp;
 }
 
 }  // namespace

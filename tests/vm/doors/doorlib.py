@@ -886,8 +886,11 @@ _int80 = None
 
 def syscall32(nr, a1=0, a2=0, a3=0):
     """A 32-bit ABI system call with up to three integer arguments; raises
-    OSError as os functions do."""
+    OSError as os functions do (ENOSYS where this process cannot make one:
+    the code below is x86's)."""
     global _int80
+    if not HAS_SYSCALL32:
+        raise OSError(errno.ENOSYS, f"no 32-bit calls from a 64-bit process on {MACHINE}")
     if _int80 is None:
         import mmap
         mem = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
@@ -924,7 +927,7 @@ def terminal_acts():
         # Not the caller's controlling terminal: ENOTTY when it gets through.
         fcntl.ioctl(fd, termios.TIOCSPGRP, struct.pack("i", pgrp))
 
-    return {
+    acts = {
         "TIOCSTI": attempt(lambda fd, _: fcntl.ioctl(fd, termios.TIOCSTI, b"#")),
         "TCSETS": attempt(lambda fd, _: termios.tcsetattr(fd, termios.TCSANOW, termios.tcgetattr(fd))),
         "TIOCSWINSZ": attempt(lambda fd, _: fcntl.ioctl(fd, termios.TIOCSWINSZ,
@@ -934,6 +937,9 @@ def terminal_acts():
         "TCFLSH 32-bit": attempt(lambda fd, _: syscall32(IA32_IOCTL, fd, termios.TCFLSH, termios.TCIFLUSH)),
         "TIOCSPGRP": attempt(set_pgrp),
     }
+    if not HAS_SYSCALL32:
+        del acts["TCFLSH 32-bit"]
+    return acts
 
 
 # [sessions] max_tasks in the doors' policy: a session may hold this many
