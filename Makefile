@@ -66,7 +66,7 @@ VM_SRCS        := $(wildcard tests/vm/*.cpp)
 VM_OBJS        := $(patsubst tests/vm/%.cpp,$(BUILD)/obj/vm/%.o,$(VM_SRCS))
 HEADERS        := $(wildcard include/liveguard/*.h userspace/*/*.h tests/vm/*.h) $(BUILD)/liveguard.skel.h $(BUILD)/gen/plugin_files.h
 
-.PHONY: all deps test test-matrix test-arm64 unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm arch
+.PHONY: all deps test test-matrix test-arm64 release unit-test vm-test demo bench fuzz clean vmlinux install uninstall deb wheel static dist rpm arch
 all: $(BUILD)/liveguard-bpf
 
 # Installs the missing ones of the Debian packages $(1) on Debian and
@@ -109,8 +109,12 @@ $(BUILD)/liveguard.linked.o: $(BPF_OBJS)
 $(BUILD)/liveguard.skel.h: $(BUILD)/liveguard.linked.o
 	$(BPFTOOL) gen skeleton $< name liveguard_bpf > $@
 
+# Another architecture's comes from its kernel's BTF (VMLINUX_BTF=FILE,
+# e.g. /sys/kernel/btf/vmlinux copied out of an arm64 machine).
+VMLINUX_BTF ?= $(if $(filter $(HOST_ARCH),$(ARCH)),/sys/kernel/btf/vmlinux)
 vmlinux: | $(BUILD)/.deps-ok
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux/$(ARCH)/vmlinux.h
+	@[ -n "$(VMLINUX_BTF)" ] || { echo "make vmlinux ARCH=$(ARCH): this machine's BTF is $(HOST_ARCH)'s; give the $(ARCH) kernel's with VMLINUX_BTF=FILE" >&2; exit 1; }
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > bpf/vmlinux/$(ARCH)/vmlinux.h
 
 $(BUILD)/obj/%.o: userspace/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -194,6 +198,16 @@ $(BUILD)/$(DIST_NAME).tar.gz: $(BUILD)/liveguard-bpf-static $(BUILD)/$(WHEEL_NAM
 
 dist: $(BUILD)/$(DIST_NAME).tar.gz
 
+# What a release ships, for x86-64 and arm64 (cross-built from x86-64): the
+# .deb of each in build/, the static binary's tarball of each in build/ and
+# build/aarch64/. One at a time: each builds in the tree.
+release:
+	$(MAKE) deb
+	$(MAKE) dist
+	$(MAKE) ARCH=arm64 deb
+	$(MAKE) ARCH=arm64 dist
+	@ls build/liveguard-bpf_*.deb build/liveguard-bpf-*.tar.gz build/aarch64/liveguard-bpf-*.tar.gz
+
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(USERSPACE_OBJS)
 	$(CXX) $(CXXFLAGS) $^ -o $@ $(LDLIBS) -lgtest_main $(GTEST_LIBS)
 
@@ -260,7 +274,7 @@ test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_
 # on Debian's arm64 kernels. Longer than make test under emulation, and
 # apart from it.
 test-arm64:
-	$(MAKE) ARCH=arm64 build/aarch64/liveguard-bpf build/aarch64/vm_tests deb
+	$(MAKE) ARCH=arm64 build/aarch64/liveguard-bpf build/aarch64/liveguard-bpf-static build/aarch64/vm_tests deb
 	@LIVEGUARD_TEST_ARCH=arm64 tests/run-all
 
 demo: $(BUILD)/liveguard-bpf

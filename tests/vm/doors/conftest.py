@@ -45,7 +45,7 @@ def pytest_collection_modifyitems(config, items):
         for i, item in enumerate(items):
             doors = set(doors_of(item))
             function = (item.path.name, getattr(item, "originalname", item.name))
-            if item.get_closest_marker("full_only"):
+            if item.get_closest_marker("full_only") or item.get_closest_marker("skip"):
                 wanted = False
             elif single and item.get_closest_marker("every_lane"):
                 wanted = True

@@ -1148,15 +1148,18 @@ def memory_hogs(n, mb, timeout=120.0):
     or died: (children killed by SIGKILL, children alive, the pipe end that
     holds them), the live ones the caller's to end (end_hogs)."""
     r, w = os.pipe()       # children block on it: the caller ends them
-    rr, rw = os.pipe()     # each child writes a byte once it is full
+    rr, rw = os.pipe()     # each child writes its index once it is full
     children = []
-    for _ in range(n):
+    for i in range(n):
         pid = os.fork()
         if pid == 0:
             os.close(w)
             os.close(rr)
             block = b"\x01" * (mb << 20)  # every page written
-            os.write(rw, b"x")
+            try:
+                os.write(rw, bytes([i]))
+            except BrokenPipeError:  # the caller stopped waiting
+                os._exit(1)
             os.read(r, 1)
             del block
             os._exit(0)
@@ -1164,11 +1167,14 @@ def memory_hogs(n, mb, timeout=120.0):
     os.close(r)
     os.close(rw)
     os.set_blocking(rr, False)
-    ready, killed, done = 0, [], set()
+    # A full child can still be killed while another fills: by child, so
+    # that none counts twice and the wait ends only when each is one or
+    # the other.
+    ready, killed, done = set(), [], set()
     deadline = time.monotonic() + timeout
-    while ready + len(done) < n and time.monotonic() < deadline:
+    while len(ready | done) < n and time.monotonic() < deadline:
         try:
-            ready += len(os.read(rr, n))
+            ready |= {children[i] for i in os.read(rr, n)}
         except BlockingIOError:
             pass
         for pid in children:
