@@ -11,16 +11,18 @@
 #define LG_EXECVE_ARGV(regs) BPF_CORE_READ(regs, regs[1])
 #define LG_EXECVEAT_ARGV(regs) BPF_CORE_READ(regs, regs[2])
 
-/* The call the task is in, and its arguments as the user passed them: x0
- * is overwritten by the return value, orig_x0 keeps the first argument.
- * AArch32 passes arguments in r0-r6, which are x0-x6 here. */
+/* The call the task is in (-1 outside one: the entry code sets it on every
+ * entry from user mode), and its arguments as the call itself reads them:
+ * x0 is overwritten by the return value only once the call returns (and
+ * a tracer's change at the entry stop is in x0, not in orig_x0). AArch32
+ * passes arguments in r0-r6, which are x0-x6 here. */
 #define LG_SYSCALL_NR(regs) ((__u64)(__u32)(regs)->syscallno)
 #define LG_X32_SYSCALL_BIT 0
-#define LG_SYSCALL_ARG1(regs) ((regs)->orig_x0)
+#define LG_SYSCALL_ARG1(regs) ((regs)->regs[0])
 #define LG_SYSCALL_ARG2(regs) ((regs)->regs[1])
 #define LG_SYSCALL_ARG3(regs) ((regs)->regs[2])
 #define LG_SYSCALL_ARG4(regs) ((regs)->regs[3])
-#define LG_COMPAT_SYSCALL_ARG1(regs) ((regs)->orig_x0)
+#define LG_COMPAT_SYSCALL_ARG1(regs) ((regs)->regs[0])
 #define LG_COMPAT_SYSCALL_ARG2(regs) ((regs)->regs[1])
 #define LG_COMPAT_SYSCALL_ARG3(regs) ((regs)->regs[2])
 /* A task in AArch32 state: the saved PSTATE of its user registers has the
