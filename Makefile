@@ -416,7 +416,7 @@ DEB_DEPS := debhelper dh-python dpkg-dev fakeroot lintian
 deb: $(BUILD)/liveguard-bpf
 	@$(call install_missing,$(DEB_DEPS))
 	dpkg-buildpackage -b -us -uc -a$(DEB_ARCH) --buildinfo-option=-u$(CURDIR)/build --changes-option=-u$(CURDIR)/build \
-	  --buildinfo-file=$(CURDIR)/$(BUILD)/liveguard-bpf.buildinfo --changes-file=$(CURDIR)/$(BUILD)/liveguard-bpf.changes
+	  --buildinfo-file=$(CURDIR)/build/liveguard-bpf_$(DEB_ARCH).buildinfo --changes-file=$(CURDIR)/build/liveguard-bpf_$(DEB_ARCH).changes
 	@debian/rules clean >/dev/null
 	@ls build/liveguard-bpf_*_$(DEB_ARCH).deb
 
