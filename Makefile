@@ -34,7 +34,7 @@ else
 BUILD     := build/$(ARCH)
 CXX       := $(TRIPLET)-g++
 PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
-CROSS_DEPS := g++-$(TRIPLET) $(addsuffix :$(DEB_ARCH),libbpf-dev libelf-dev zlib1g-dev libgtest-dev libtomlplusplus-dev)
+CROSS_DEPS := g++-$(TRIPLET) $(addsuffix :$(DEB_ARCH),libbpf-dev libelf-dev zlib1g-dev libgtest-dev libtomlplusplus-dev libsystemd-dev)
 endif
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++20 -Wall -Wextra -Werror=return-type -Wno-missing-field-initializers -I$(BUILD) -Iinclude -Iuserspace
@@ -44,14 +44,17 @@ BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 BPF_HEADERS := $(wildcard bpf/lib/*.h bpf/arch/*.h) include/liveguard/abi.h
 # Found by pkg-config where the distribution puts them; the plain names
 # where it has no .pc files.
-LDLIBS    := $(or $(shell $(PKG_CONFIG) --libs libbpf libelf zlib 2>/dev/null),-lbpf -lelf -lz)
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libelf zlib 2>/dev/null)
+# libsystemd (readiness, the watchdog) is linked into every build but the
+# static one, which has no archive of it to link.
+STATIC_LDLIBS := $(or $(shell $(PKG_CONFIG) --libs libbpf libelf zlib 2>/dev/null),-lbpf -lelf -lz)
+LDLIBS    := $(STATIC_LDLIBS) $(or $(shell $(PKG_CONFIG) --libs libsystemd 2>/dev/null),-lsystemd)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libelf zlib libsystemd 2>/dev/null)
 CXXFLAGS  += $(PKG_CFLAGS)
 GTEST_LIBS := -lgtest -lpthread
 
 # Debian packages the build, the tests and the VM need (the kernel's call
 # numbers for arm64 and AArch32 for the unit test of bpf/arch/).
-DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev \
+DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev libsystemd-dev \
         qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-venv python3-pyflakes sudo psmisc iproute2 procps btrfs-progs tmux screen at podman crun conmon python3-docker \
         man-db groff-base \
         libclang-rt-14-dev \
@@ -165,13 +168,21 @@ $(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS) | $(BUILD)/pyt
 # One binary for every distribution (make static): libbpf, libelf and zlib
 # linked in from Debian's -dev packages, which ship the archives; users
 # and groups looked up without NSS modules, which a static binary cannot
-# load (base/user_db.h). Stripped: a release binary, 7 MB instead of 43.
+# load (base/user_db.h); no libsystemd, of which Debian ships no archive:
+# it does not notify systemd (service/service_manager.h), and the tarball
+# carries a Type=forking unit for it. Stripped: a release binary, 7 MB
+# instead of 43.
 $(BUILD)/obj-static/base/user_db.o: userspace/base/user_db.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DLG_STATIC -c $< -o $@
 
-$(BUILD)/liveguard-bpf-static: $(BUILD)/obj/cli/main.o $(filter-out $(BUILD)/obj/base/user_db.o,$(USERSPACE_OBJS)) $(BUILD)/obj-static/base/user_db.o
-	$(CXX) $(CXXFLAGS) -static -s $(LDFLAGS) $^ -o $@ $(LDLIBS)
+$(BUILD)/obj-static/service/service_manager.o: userspace/service/service_manager.cpp $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -DLG_STATIC -c $< -o $@
+
+STATIC_VARIANTS := base/user_db service/service_manager
+$(BUILD)/liveguard-bpf-static: $(BUILD)/obj/cli/main.o $(filter-out $(patsubst %,$(BUILD)/obj/%.o,$(STATIC_VARIANTS)),$(USERSPACE_OBJS)) $(patsubst %,$(BUILD)/obj-static/%.o,$(STATIC_VARIANTS))
+	$(CXX) $(CXXFLAGS) -static -s $(LDFLAGS) $^ -o $@ $(STATIC_LDLIBS)
 
 static: $(BUILD)/liveguard-bpf-static
 
@@ -181,13 +192,13 @@ static: $(BUILD)/liveguard-bpf-static
 VERSION   := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 DIST_NAME := liveguard-bpf-$(VERSION)-$(ARCH)
 DIST_FILES := dist/install.sh dist/liveguard.toml dist/man/liveguard-bpf.8 dist/bash-completion/liveguard-bpf \
-              dist/systemd/liveguard-bpf.service.in dist/s6/liveguard-bpf/run.in dist/s6/liveguard-bpf/type README.md
+              dist/systemd/liveguard-bpf-static.service.in dist/s6/liveguard-bpf/run.in dist/s6/liveguard-bpf/type README.md
 $(BUILD)/$(DIST_NAME).tar.gz: $(BUILD)/liveguard-bpf-static $(BUILD)/$(WHEEL_NAME) $(PLUGIN_SRCS) $(DIST_FILES)
 	@rm -rf $(BUILD)/dist-stage && mkdir -p $(BUILD)/dist-stage/$(DIST_NAME)
 	cd $(BUILD)/dist-stage/$(DIST_NAME) && mkdir -p man bash-completion systemd s6/liveguard-bpf && \
 	  cp $(CURDIR)/dist/install.sh $(CURDIR)/dist/liveguard.toml $(CURDIR)/README.md . && \
 	  cp $(CURDIR)/dist/man/liveguard-bpf.8 man/ && cp $(CURDIR)/dist/bash-completion/liveguard-bpf bash-completion/ && \
-	  cp $(CURDIR)/dist/systemd/liveguard-bpf.service.in systemd/ && \
+	  cp $(CURDIR)/dist/systemd/liveguard-bpf-static.service.in systemd/liveguard-bpf.service.in && \
 	  cp $(CURDIR)/dist/s6/liveguard-bpf/run.in $(CURDIR)/dist/s6/liveguard-bpf/type s6/liveguard-bpf/ && \
 	  cp -R $(CURDIR)/dist/python python && find python -name __pycache__ -prune -exec rm -rf {} + && \
 	  cp $(CURDIR)/$(BUILD)/$(WHEEL_NAME) . && \

@@ -14,6 +14,9 @@ inline constexpr const char* kWatcherPid = "/run/liveguard/watcher.pid";
 inline constexpr const char* kWatcherState = "/run/liveguard/watcher.json";
 inline constexpr const char* kWatcherTargets = "/run/liveguard/watcher.targets";
 inline constexpr const char* kWatcherLog = "/run/liveguard/watcher.log";
+// The outcome of the watcher's last policy re-read, which `reload` (and
+// so `systemctl reload`) waits for and reports.
+inline constexpr const char* kWatcherReload = "/run/liveguard/watcher.reload";
 
 // The event journal every consumer appends to, and the ring-buffer loss
 // total already journalled (so each loss is journalled once).

@@ -62,8 +62,9 @@ ParseResult parse_cli(int argc, const char* const* argv) {
         sc->add_option("FILE", check.file, "Policy file")->required();
         sc->callback([&] { cmd.options = check; });
     }
-    app.add_subcommand("reload", "Make the running watcher re-read its policy (SIGHUP); a bad "
-                                 "policy is rejected and the old one stays")
+    app.add_subcommand("reload", "Make the running watcher re-read its policy (SIGHUP) and wait "
+                                 "for its answer; a bad policy is rejected (exit 1, with why) and "
+                                 "the old one stays")
         ->callback([&] { cmd.options = ReloadOptions{}; });
     app.add_subcommand("unload", "Stop the watcher, detach the programs and remove every pin: "
                                  "enforcement stops")

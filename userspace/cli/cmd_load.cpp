@@ -22,6 +22,9 @@
 namespace liveguard {
 namespace {
 
+// How long `reload` waits for the watcher's answer.
+constexpr int kReloadWaitMs = 60 * 1000;
+
 // The policy `load` applies: --config, else the default file if present.
 std::optional<Policy> policy_for_load(const LoadOptions& o) {
     std::string path = o.config.value_or(kDefaultPolicyPath);
@@ -139,12 +142,33 @@ int run_command(const CheckConfigOptions& o) {
 
 int run_command(const ReloadOptions&) {
     require_root("reload");
+    auto before = read_reload_outcome();
     auto pid = reload_watcher();
     if (!pid)
         throw Error(std::string("no policy watcher is running (none listens on ") + paths::kRunSocket + ")",
                     "start one: sudo liveguard-bpf load --config FILE");
-    std::printf("asked the watcher (pid %d) to re-read its policy; see %s\n", *pid, paths::kWatcherLog);
-    return 0;
+    // The watcher answers between two turns of its loop; a policy with many
+    // targets takes a while to resolve, so the wait is long.
+    std::uint64_t seen = before && before->pid == *pid ? before->count : 0;
+    for (int waited_ms = 0; waited_ms < kReloadWaitMs; waited_ms += 50) {
+        auto now = read_reload_outcome();
+        if (now && now->pid == *pid && now->count > seen) {
+            if (!now->applied)
+                throw Error("the watcher (pid " + std::to_string(*pid) +
+                                ") rejected the new policy and keeps enforcing the old one: " + now->error,
+                            "fix it (liveguard-bpf check-config FILE says what is wrong), then reload again");
+            auto state = read_watcher_state();
+            std::printf("the watcher (pid %d) re-read %s and applied it", *pid,
+                        state ? state->config.c_str() : "its policy");
+            if (state) std::printf(" (%zu targets)", state->targets.size());
+            std::printf("\n");
+            return 0;
+        }
+        ::usleep(50 * 1000);
+    }
+    throw Error("asked the watcher (pid " + std::to_string(*pid) + ") to re-read its policy, but it did not answer in " +
+                    std::to_string(kReloadWaitMs / 1000) + " s",
+                std::string("see its log, ") + paths::kWatcherLog);
 }
 
 int run_command(const UnloadOptions&) {

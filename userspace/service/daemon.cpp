@@ -21,12 +21,14 @@
 #include "base/live_environ.h"
 #include "base/paths.h"
 #include "kernel/environ_offsets.h"
+#include "kernel/loader.h"
 #include "kernel/map_walk.h"
 #include "kernel/pinned_maps.h"
 #include "kernel/protected_set.h"
 #include "policy/policy.h"
 #include "events/event_collector.h"
 #include "service/run_broker.h"
+#include "service/service_manager.h"
 #include "sessions/process_sessions.h"
 #include "watcher/fs_space.h"
 #include "watcher/log.h"
@@ -59,6 +61,15 @@ void prepare_test_log_dirs() {
     ::chmod(paths::kTestLogByPidDir, 01777);
 }
 
+// The one line `systemctl status` shows while the watcher runs.
+std::string ready_status(const Policy& policy, const std::string& path) {
+    auto attach = Guard::loaded_attach();
+    std::string form = !attach ? "not loaded"
+                       : *attach == Attach::AuditOnly ? "audit-only (not enforcing)"
+                                                      : std::string("enforcing, attached as ") + attach_name(*attach);
+    return form + "; policy " + path + " applied (" + std::to_string(policy.targets.size()) + " targets)";
+}
+
 }  // namespace
 
 int run_watcher(const std::string& policy_path, const std::function<void()>& on_ready) {
@@ -68,6 +79,12 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     // The watcher keeps protection right, so a test session may not stop
     // or trace it any more than the services it watches.
     ProtectedSet(maps).add(::getpid(), LG_SOURCE_LIVEGUARD);
+    ServiceManager manager;
+    // Each re-read's outcome, for `reload` to wait for and report.
+    std::uint64_t reloads = 0;
+    auto record_reload = [&reloads](bool applied, const std::string& error) {
+        write_reload_outcome({::getpid(), ++reloads, applied, error});
+    };
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -124,6 +141,10 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     // (events, sessions, the socket), so steady wake-ups cannot starve it.
     auto next_retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryMs);
     on_ready();
+    // Only now: a unit ordered after this one, or a script that ran
+    // `systemctl start`, finds the guard enforcing the policy.
+    manager.ready(ready_status(w.policy(), policy_path));
+    bool reload_pending = false;
     for (;;) {
         std::vector<struct pollfd> fds = {{w.inotify_fd(), POLLIN, 0}, {sfd.get(), POLLIN, 0},
                                           {broker.fd(), POLLIN, 0}, {collector.fd(), POLLIN, 0}};
@@ -164,6 +185,10 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
         }
         // A second of repeated refusals ends: its count is journalled then.
         if (int due = collector.wakeup_ms(); due >= 0 && (timeout < 0 || due < timeout)) timeout = due;
+        // Pinged from the loop itself, so a watcher stuck anywhere in it
+        // stops answering and systemd restarts it (the guard stays pinned
+        // and enforcing meanwhile).
+        if (int due = manager.ping_if_due(); due >= 0 && (timeout < 0 || due < timeout)) timeout = due;
         int n = ::poll(fds.data(), fds.size(), timeout);
         if (n < 0 && errno != EINTR) throw_errno("poll failed", errno);
         bool signalled = fds[1].revents & POLLIN;
@@ -171,15 +196,22 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
             struct signalfd_siginfo si {};
             while (::read(sfd.get(), &si, sizeof si) == sizeof si) {
                 if (si.ssi_signo == SIGHUP) {
+                    manager.reloading();
                     try {
                         Policy p = load_policy(policy_path);
                         sessions.apply_policy(p);
                         w.replace_policy(std::move(p));
                         watcher_log("reloaded " + policy_path);
+                        // Answered once applied, below.
+                        reload_pending = true;
                     } catch (const std::exception& e) {
                         watcher_log(std::string("rejected the new policy, keeping the old one: ") + e.what());
+                        record_reload(false, e.what());
+                        manager.ready("rejected the new policy, enforcing the old one: " +
+                                      std::string(e.what()).substr(0, 200));
                     }
                 } else {
+                    manager.stopping();
                     watcher_log("stopping");
                     remove_watcher_files();
                     return 0;
@@ -208,6 +240,11 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
                 watcher_log(std::string("error: applying the policy failed: ") + e.what());
                 retry = true;
             }
+        }
+        if (reload_pending) {
+            reload_pending = false;
+            record_reload(true, "");
+            manager.ready(ready_status(w.policy(), policy_path));
         }
     }
 }

@@ -121,7 +121,30 @@ void write_watcher_state(const WatcherState& state) {
     write_atomically(paths::kWatcherTargets, table);
 }
 
+void write_reload_outcome(const ReloadOutcome& o) {
+    write_atomically(paths::kWatcherReload, json::ObjectWriter()
+                                                .num("pid", o.pid)
+                                                .unum("count", o.count)
+                                                .boolean("applied", o.applied)
+                                                .str("error", o.error)
+                                                .done() +
+                                                "\n");
+}
+
+std::optional<ReloadOutcome> read_reload_outcome() {
+    auto text = read_small_file(paths::kWatcherReload, 8192);
+    if (!text) return std::nullopt;
+    auto m = json::parse_object(*text);
+    if (!m || !m->count("pid") || !m->count("count") || !m->count("applied")) return std::nullopt;
+    ReloadOutcome o;
+    if (!parse_number((*m)["pid"], o.pid) || !parse_number((*m)["count"], o.count)) return std::nullopt;
+    o.applied = (*m)["applied"] == "true";
+    o.error = (*m)["error"];
+    return o;
+}
+
 void remove_watcher_files() {
+    ::unlink(paths::kWatcherReload);
     ::unlink(paths::kWatcherPid);
     ::unlink(paths::kWatcherState);
     ::unlink(paths::kWatcherTargets);

@@ -44,11 +44,21 @@ struct WatcherState {
     std::uint64_t passes = 0;
 };
 
+// The outcome of a policy re-read: the watcher's pid, how many re-reads
+// it has finished, and the reason the last was rejected (empty: applied).
+struct ReloadOutcome {
+    pid_t pid = 0;
+    std::uint64_t count = 0;
+    bool applied = false;
+    std::string error;
+};
+
 // Writer side (the watcher process only). Each file is replaced
 // atomically, so a reader sees the old or the new content, never a mix.
 void write_watcher_pid_file(pid_t pid);
 void write_watcher_state(const WatcherState& state);
 void remove_watcher_files();
+void write_reload_outcome(const ReloadOutcome& outcome);
 
 // Reader side. The running watcher's pid, verified against the start time
 // recorded beside it; nothing for a stale file or a reused PID. For
@@ -57,6 +67,8 @@ std::optional<pid_t> read_running_watcher_pid();
 // The state as the watcher last wrote it; nothing when there is none or it
 // cannot be parsed.
 std::optional<WatcherState> read_watcher_state();
+// The last re-read's outcome; nothing before the first.
+std::optional<ReloadOutcome> read_reload_outcome();
 // The state as JSON text, as `status --json` embeds it.
 std::optional<std::string> read_watcher_state_json();
 // The state read_watcher_state() gives for that JSON text, for a reader

@@ -1,0 +1,234 @@
+// The watcher as systemd's Type=notify service, with NOTIFY_SOCKET pointed
+// at a socket of the test's: what it tells the manager, and when.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+using namespace lgtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::string kRoot = test_root() + "/lgservice";
+
+struct Notification {
+    Clock::time_point at;
+    std::string text;
+    bool has(const std::string& line) const { return ("\n" + text + "\n").find("\n" + line + "\n") != std::string::npos; }
+    std::string field(const std::string& key) const {
+        auto at = ("\n" + text).find("\n" + key + "=");
+        if (at == std::string::npos) return "";
+        auto start = at + key.size() + 1;
+        auto end = text.find('\n', start);
+        return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    }
+};
+
+// The service manager's side of the protocol: a datagram socket, as
+// systemd listens on.
+class NotifySocket {
+public:
+    NotifySocket() {
+        fs::create_directories(kRoot);
+        path_ = kRoot + "/notify.sock";
+        ::unlink(path_.c_str());
+        fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un a {};
+        a.sun_family = AF_UNIX;
+        path_.copy(a.sun_path, sizeof a.sun_path - 1);
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) ADD_FAILURE() << "bind: " << errno;
+    }
+    ~NotifySocket() {
+        ::close(fd_);
+        ::unlink(path_.c_str());
+    }
+    const std::string& path() const { return path_; }
+    // The next message within `ms`, or nothing.
+    std::optional<Notification> next(int ms) {
+        struct pollfd p {fd_, POLLIN, 0};
+        if (::poll(&p, 1, ms) <= 0) return std::nullopt;
+        char buf[4096];
+        ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+        if (n < 0) return std::nullopt;
+        return Notification{Clock::now(), std::string(buf, static_cast<std::size_t>(n))};
+    }
+    // Messages until one has `line`, within `ms`; that one last.
+    std::vector<Notification> until(const std::string& line, int ms) {
+        std::vector<Notification> got;
+        auto end = Clock::now() + std::chrono::milliseconds(ms);
+        while (Clock::now() < end) {
+            int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count());
+            auto m = next(std::max(left, 1));
+            if (!m) break;
+            got.push_back(*m);
+            if (m->has(line)) break;
+        }
+        return got;
+    }
+
+private:
+    std::string path_;
+    int fd_ = -1;
+};
+
+// `load --foreground` as systemd starts it: NOTIFY_SOCKET, and the
+// watchdog's WATCHDOG_USEC for this very process (WATCHDOG_PID).
+pid_t start_foreground(const std::string& policy, const std::string& socket, long watchdog_usec) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::setenv("NOTIFY_SOCKET", socket.c_str(), 1);
+        if (watchdog_usec > 0) {
+            ::setenv("WATCHDOG_USEC", std::to_string(watchdog_usec).c_str(), 1);
+            ::setenv("WATCHDOG_PID", std::to_string(::getpid()).c_str(), 1);
+        }
+        std::string bin = lg_binary();
+        ::execl(bin.c_str(), bin.c_str(), "load", "--foreground", "--config", policy.c_str(), nullptr);
+        ::_exit(127);
+    }
+    return pid;
+}
+
+int wait_exit(pid_t pid, int ms) {
+    for (int waited = 0; waited < ms; waited += 10) {
+        int st = 0;
+        if (::waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        ::usleep(10 * 1000);
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return -1;
+}
+
+class Service : public ::testing::Test {
+protected:
+    void SetUp() override {
+        lg({"unload"});
+        fs::remove_all(kRoot);
+        fs::create_directories(kRoot);
+    }
+    void TearDown() override {
+        if (watcher_ > 0) {
+            ::kill(watcher_, SIGKILL);
+            ::waitpid(watcher_, nullptr, 0);
+        }
+        lg({"unload"});
+    }
+    std::string policy_path() const { return kRoot + "/policy.toml"; }
+    pid_t watcher_ = -1;
+};
+
+}  // namespace
+
+// READY=1 comes only once the programs are attached and the policy is
+// applied: at that moment the PID file's gateway is already protected
+// and a session's kill of it refused. Then WATCHDOG=1 at half the
+// watchdog's timeout; a reload is RELOADING=1 then READY=1, whether the
+// new policy was applied or rejected; SIGTERM is STOPPING=1.
+TEST_F(Service, ReadyOnlyOnceEnforcingThenWatchdogPingsReloadsAndStop) {
+    Target gw;
+    std::string pf = kRoot + "/gateway.pid";
+    write_hermes_pid_file(pf, gw.pid());
+    write_text(policy_path(), "[[protect]]\npidfile = \"" + pf + "\"\n");
+    NotifySocket manager;
+    watcher_ = start_foreground(policy_path(), manager.path(), 1000000);
+
+    // Loading takes seconds (most of a minute on the newest kernels under
+    // emulation): READY within three minutes.
+    auto before_ready = manager.until("READY=1", 180000);
+    ASSERT_FALSE(before_ready.empty());
+    ASSERT_TRUE(before_ready.back().has("READY=1")) << before_ready.back().text;
+    // Checked at once, before anything else could finish a late attach.
+    EXPECT_TRUE(listed_protected(gw.pid()));
+    Session s;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    EXPECT_TRUE(gw.untouched());
+    std::string status = before_ready.back().field("STATUS");
+    EXPECT_NE(status.find("enforcing, attached as "), std::string::npos) << status;
+    EXPECT_NE(status.find("(1 targets)"), std::string::npos) << status;
+
+    // One second of watchdog: a ping each half second.
+    std::vector<Notification> pings;
+    auto end = Clock::now() + std::chrono::milliseconds(3000);
+    while (Clock::now() < end) {
+        auto m = manager.next(500);
+        if (m && m->has("WATCHDOG=1")) pings.push_back(*m);
+    }
+    EXPECT_GE(pings.size(), 4u);
+    for (std::size_t i = 1; i < pings.size(); ++i)
+        EXPECT_LT(pings[i].at - pings[i - 1].at, std::chrono::milliseconds(900)) << "ping " << i;
+
+    // A rejected policy: reloading, then ready again with the old one,
+    // and `reload` (systemd's ExecReload) fails with the reason.
+    write_text(policy_path(), "[[protect]]\nbogus = 1\n");
+    auto bad = lg({"reload"});
+    EXPECT_EQ(bad.status, 1) << bad.out << bad.err;
+    auto around_bad = manager.until("READY=1", 10000);
+    bool reloading = false;
+    for (const auto& m : around_bad) {
+        if (m.has("RELOADING=1")) {
+            reloading = true;
+            EXPECT_FALSE(m.field("MONOTONIC_USEC").empty()) << m.text;
+        }
+    }
+    EXPECT_TRUE(reloading);
+    ASSERT_FALSE(around_bad.empty());
+    EXPECT_NE(around_bad.back().field("STATUS").find("rejected the new policy"), std::string::npos)
+        << around_bad.back().text;
+    EXPECT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+
+    // A good one: applied before ready.
+    Target second;
+    write_hermes_pid_file(kRoot + "/second.pid", second.pid());
+    write_text(policy_path(), "[[protect]]\npidfile = \"" + pf + "\"\n[[protect]]\npidfile = \"" + kRoot +
+                                  "/second.pid\"\n");
+    auto good = lg({"reload"});
+    EXPECT_EQ(good.status, 0) << good.out << good.err;
+    auto around_good = manager.until("READY=1", 10000);
+    ASSERT_FALSE(around_good.empty());
+    EXPECT_TRUE(listed_protected(second.pid()));
+    EXPECT_NE(around_good.back().field("STATUS").find("(2 targets)"), std::string::npos) << around_good.back().text;
+
+    ::kill(watcher_, SIGTERM);
+    auto stopping = manager.until("STOPPING=1", 10000);
+    ASSERT_FALSE(stopping.empty());
+    EXPECT_TRUE(stopping.back().has("STOPPING=1"));
+    EXPECT_EQ(wait_exit(watcher_, 10000), 0);
+    watcher_ = -1;
+    // Stopping the watcher leaves enforcement pinned.
+    EXPECT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGKILL); }), EPERM);
+}
+
+// Without a watchdog set for it, the watcher sends no pings; without
+// NOTIFY_SOCKET it sends nothing at all (s6, a shell).
+TEST_F(Service, NoWatchdogNoPings) {
+    write_text(policy_path(), "[[protect]]\npidfile = \"" + kRoot + "/none.pid\"\n");
+    NotifySocket manager;
+    watcher_ = start_foreground(policy_path(), manager.path(), 0);
+    auto ready = manager.until("READY=1", 180000);
+    ASSERT_FALSE(ready.empty());
+    ASSERT_TRUE(ready.back().has("READY=1"));
+    int pings = 0;
+    auto end = Clock::now() + std::chrono::milliseconds(2000);
+    while (Clock::now() < end)
+        if (auto m = manager.next(200); m && m->has("WATCHDOG=1")) ++pings;
+    EXPECT_EQ(pings, 0);
+}
