@@ -55,7 +55,7 @@ GTEST_LIBS := -lgtest -lpthread
 # Debian packages the build, the tests and the VM need (the kernel's call
 # numbers for arm64 and AArch32 for the unit test of bpf/arch/).
 DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev libsystemd-dev \
-        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-venv python3-pyflakes sudo psmisc iproute2 procps btrfs-progs tmux screen at podman crun conmon python3-docker \
+        qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-venv python3-pyflakes sudo psmisc iproute2 procps btrfs-progs tmux screen at podman crun conmon python3-docker curl \
         man-db groff-base \
         libclang-rt-14-dev \
         linux-libc-dev-arm64-cross linux-libc-dev-armhf-cross
@@ -269,15 +269,24 @@ unit-test: $(BUILD)/unit_tests
 
 # The enforcement suite needs a kernel that loads BPF LSM programs: it
 # runs in a VM on the pinned kernel (vmtest/kernel-package).
-vm-test: $(BUILD)/liveguard-bpf $(BUILD)/vm_tests
+vm-test: $(BUILD)/liveguard-bpf $(BUILD)/vm_tests $(BUILD)/tools/prometheus-node-exporter
 	vmtest/run tests/vm/suite
 
-test: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests
+# Debian's node_exporter for the metrics test in the VM, unpacked from its
+# package and not installed: nothing of it runs on this machine.
+$(BUILD)/tools/prometheus-node-exporter: | $(BUILD)/.deps-ok
+	@rm -rf $(BUILD)/tools/ne && mkdir -p $(BUILD)/tools/ne
+	cd $(BUILD)/tools/ne && apt-get download -q prometheus-node-exporter:$(DEB_ARCH) 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
+	dpkg-deb -x $(BUILD)/tools/ne/prometheus-node-exporter_*.deb $(BUILD)/tools/ne/root
+	cp $(BUILD)/tools/ne/root/usr/bin/prometheus-node-exporter $@
+	@rm -rf $(BUILD)/tools/ne
+
+test: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests $(BUILD)/tools/prometheus-node-exporter
 	@tests/run-all
 
 # The whole VM suite on every kernel and attach form (longer than `make test`,
 # which runs a subset on the second kernel).
-test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests
+test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_tests $(BUILD)/vm_tests $(BUILD)/tools/prometheus-node-exporter
 	@LIVEGUARD_MATRIX=full tests/run-all
 
 # The same suites on arm64 (tests/run-all, LIVEGUARD_TEST_ARCH=arm64): the
@@ -285,7 +294,7 @@ test-matrix: $(BUILD)/liveguard-bpf $(BUILD)/liveguard-bpf-static $(BUILD)/unit_
 # on Debian's arm64 kernels. Longer than make test under emulation, and
 # apart from it.
 test-arm64:
-	$(MAKE) ARCH=arm64 build/aarch64/liveguard-bpf build/aarch64/liveguard-bpf-static build/aarch64/vm_tests deb
+	$(MAKE) ARCH=arm64 build/aarch64/liveguard-bpf build/aarch64/liveguard-bpf-static build/aarch64/vm_tests build/aarch64/tools/prometheus-node-exporter deb
 	@LIVEGUARD_TEST_ARCH=arm64 tests/run-all
 
 # CI's arm64 step after make test: the signal suite and its control run in

@@ -277,3 +277,20 @@ TEST(Policy, FsReserveIsAShareOrASize) {
     for (const char* bad : {"\"60%\"", "\"5 %\"", "\"lots\"", "-1", "\"\""})
         EXPECT_THROW(parse_policy(std::string("[sessions]\nfs_reserve = ") + bad + "\n", "p.toml"), PolicyError) << bad;
 }
+
+TEST(Policy, MetricsTextfileDirectoryDefaultsToDebiansCollectorAndTakesAnAbsolutePathOrNothing) {
+    EXPECT_EQ(parse_policy("", "p.toml").metrics_textfile_dir, "/var/lib/prometheus/node-exporter");
+    EXPECT_EQ(parse_policy("[metrics]\ntextfile_directory = \"/srv/textfile\"\n", "p.toml").metrics_textfile_dir,
+              "/srv/textfile");
+    EXPECT_EQ(parse_policy("[metrics]\ntextfile_directory = \"\"\n", "p.toml").metrics_textfile_dir, "");
+    for (const char* bad : {"\"relative/dir\"", "1", "[\"/a\"]"})
+        EXPECT_THROW(parse_policy(std::string("[metrics]\ntextfile_directory = ") + bad + "\n", "p.toml"),
+                     PolicyError)
+            << bad;
+    try {
+        parse_policy("[metrics]\nport = 9100\n", "p.toml");
+        ADD_FAILURE() << "an unknown [metrics] key was accepted";
+    } catch (const PolicyError& e) {
+        EXPECT_NE(std::string(e.what()).find("p.toml:2: unknown key `port` in [metrics]"), std::string::npos) << e.what();
+    }
+}

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -231,4 +232,82 @@ TEST_F(Service, NoWatchdogNoPings) {
     while (Clock::now() < end)
         if (auto m = manager.next(200); m && m->has("WATCHDOG=1")) ++pings;
     EXPECT_EQ(pings, 0);
+}
+
+namespace {
+
+// Debian's node_exporter, unpacked beside the test binary by the Makefile
+// (build/tools), not installed: nothing of it runs on the build machine.
+std::string node_exporter_binary() {
+    char self[PATH_MAX] = {};
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    std::string dir = n > 0 ? fs::path(std::string(self, static_cast<std::size_t>(n))).parent_path().string() : ".";
+    return dir + "/tools/prometheus-node-exporter";
+}
+
+// The value of the first sample line starting with `series `, or nothing.
+std::optional<std::string> sample_value(const std::string& text, const std::string& series) {
+    auto at = ("\n" + text).find("\n" + series + " ");
+    if (at == std::string::npos) return std::nullopt;
+    auto start = at + series.size() + 1;
+    auto end = text.find('\n', start);
+    return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+}  // namespace
+
+// The watcher keeps its counters in the textfile collector's directory;
+// Debian's node_exporter, reading it, serves the refusal after a refused
+// kill, with the count `status --json` gives.
+TEST_F(Service, NodeExporterServesTheRefusalCounterAfterARefusedKill) {
+    std::string exporter = node_exporter_binary();
+    ASSERT_EQ(::access(exporter.c_str(), X_OK), 0)
+        << exporter << " is missing: make build/tools/prometheus-node-exporter unpacks Debian's";
+    Target gw;
+    std::string pf = kRoot + "/gateway.pid";
+    std::string textdir = kRoot + "/textfile";
+    fs::create_directories(textdir);
+    write_hermes_pid_file(pf, gw.pid());
+    write_text(policy_path(), "[[protect]]\npidfile = \"" + pf + "\"\n[metrics]\ntextfile_directory = \"" +
+                                  textdir + "\"\n");
+    auto r = lg({"load", "--config", policy_path()});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    Session s;
+    ASSERT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    auto metrics = lg({"metrics"});
+    ASSERT_EQ(metrics.status, 0) << metrics.err;
+    std::string attach = lg({"status", "--json"}).out.find("\"attach\":\"fmod_ret\"") != std::string::npos
+                             ? "fmod_ret" : "lsm";
+    EXPECT_EQ(sample_value(metrics.out, "liveguard_refusals_total{door=\"task_kill\",attach=\"" + attach + "\"}"),
+              "1")
+        << metrics.out;
+
+    const std::string port = "19100";
+    pid_t ne = ::fork();
+    if (ne == 0) {
+        int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        std::string dir_flag = "--collector.textfile.directory=" + textdir;
+        std::string listen = "--web.listen-address=127.0.0.1:" + port;
+        ::execl(exporter.c_str(), exporter.c_str(), "--collector.disable-defaults", "--collector.textfile",
+                dir_flag.c_str(), listen.c_str(), nullptr);
+        ::_exit(127);
+    }
+    // node_exporter sorts a series' labels by name.
+    std::string series = "liveguard_refusals_total{attach=\"" + attach + "\",door=\"task_kill\"}";
+    std::string scraped;
+    bool served = wait_until([&] {
+        scraped = run_cmd({"curl", "-sf", "http://127.0.0.1:" + port + "/metrics"}).out;
+        return sample_value(scraped, series) == std::optional<std::string>("1");
+    }, 60000);
+    ::kill(ne, SIGTERM);
+    ::waitpid(ne, nullptr, 0);
+    ASSERT_TRUE(served) << series << " not served as 1:\n" << scraped;
+    EXPECT_EQ(sample_value(scraped, "node_textfile_scrape_error"), "0") << scraped;
+    EXPECT_EQ(sample_value(scraped, "liveguard_watcher_up"), "1") << scraped;
+    // The same count as status gives.
+    auto status = lg({"status", "--json"}).out;
+    EXPECT_NE(status.find("\"task_kill\":1,"), std::string::npos) << status;
+    EXPECT_TRUE(gw.untouched());
 }

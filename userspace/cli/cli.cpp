@@ -124,6 +124,10 @@ ParseResult parse_cli(int argc, const char* const* argv) {
         sc->add_flag("--json", status.json, "One JSON object");
         sc->callback([&] { cmd.options = status; });
     }
+    app.add_subcommand("metrics", "Print the counters status shows (refusals per door, sessions, events "
+                                  "lost) in the Prometheus text format, for a scrape or node_exporter's "
+                                  "textfile collector")
+        ->callback([&] { cmd.options = MetricsOptions{}; });
     EventsOptions events;
     {
         auto* sc = app.add_subcommand(

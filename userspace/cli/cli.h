@@ -54,9 +54,11 @@ struct DoctorOptions {
     bool json = false;
 };
 
+struct MetricsOptions {};
+
 using CommandOptions =
     std::variant<LoadOptions, CheckConfigOptions, ReloadOptions, UnloadOptions, ProtectOptions,
-                 TagOptions, RunOptions, StatusOptions, EventsOptions, DoctorOptions>;
+                 TagOptions, RunOptions, StatusOptions, EventsOptions, DoctorOptions, MetricsOptions>;
 
 struct CliCommand {
     std::string name;  // the subcommand as typed

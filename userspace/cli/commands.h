@@ -13,6 +13,7 @@ int run_command(const ProtectOptions& o);      // cmd_protect.cpp
 int run_command(const TagOptions& o);          // cmd_protect.cpp
 int run_command(const RunOptions& o);          // cmd_run.cpp
 int run_command(const StatusOptions& o);       // cmd_status.cpp
+int run_command(const MetricsOptions& o);      // cmd_status.cpp
 int run_command(const EventsOptions& o);       // cmd_events.cpp
 int run_command(const DoctorOptions& o);       // cmd_doctor.cpp
 

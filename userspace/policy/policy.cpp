@@ -456,8 +456,24 @@ Policy parse_policy(std::string_view text, const std::string& file) {
                                        "handoff, max_tasks, fs_reserve, refuse_service_manager_sockets)");
                 }
             }
+        } else if (k == "metrics") {
+            auto* t = node.as_table();
+            if (!t) fail(file, node, "`metrics` must be a table: [metrics]");
+            for (auto&& [mk, mv] : *t) {
+                std::string m(mk.str());
+                if (m == "textfile_directory") {
+                    // "" turns the file off.
+                    auto v = mv.value<std::string>();
+                    if (!mv.is_string() || !v || (!v->empty() && (*v)[0] != '/'))
+                        fail(file, mv, "`textfile_directory` must be an absolute directory, e.g. "
+                                       "\"/var/lib/prometheus/node-exporter\" (\"\": none)");
+                    p.metrics_textfile_dir = *v;
+                } else {
+                    fail(file, mv, "unknown key `" + m + "` in [metrics] (expected textfile_directory)");
+                }
+            }
         } else {
-            fail(file, node, "unknown key `" + k + "` (expected [[protect]] or [sessions])");
+            fail(file, node, "unknown key `" + k + "` (expected [[protect]], [sessions] or [metrics])");
         }
     }
     return p;

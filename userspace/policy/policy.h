@@ -95,6 +95,10 @@ struct Policy {
     // [sessions] fs_reserve: what a filesystem a protected service keeps
     // its files on keeps free of members' writes (watcher/fs_space.h).
     FsReserve fs_reserve;
+    // [metrics] textfile_directory: where the watcher keeps its counters
+    // for node_exporter's textfile collector (liveguard.prom), when that
+    // directory exists. Debian's prometheus-node-exporter reads this one.
+    std::string metrics_textfile_dir = "/var/lib/prometheus/node-exporter";
 };
 
 // "file:line: what is wrong".

@@ -28,6 +28,7 @@
 #include "policy/policy.h"
 #include "events/event_collector.h"
 #include "service/run_broker.h"
+#include "service/metrics.h"
 #include "service/service_manager.h"
 #include "sessions/process_sessions.h"
 #include "watcher/fs_space.h"
@@ -52,6 +53,35 @@ constexpr int kHeldOpenIdleMs = 10000;
 // Events journalled per turn of the loop: a flood of refusals waits its
 // turn behind policy changes and session ends rather than starving them.
 constexpr std::size_t kEventBatch = 256;
+// How often the counters are looked at for node_exporter's textfile
+// collector (rewritten when they changed, and each minute regardless).
+constexpr int kMetricsMs = 5000;
+constexpr int kMetricsRewriteMs = 60000;
+
+// node_exporter's textfile collector: the counters in the policy's
+// directory when it exists. A failure is logged once until it succeeds.
+class MetricsTextfile {
+public:
+    void update(const std::string& dir, bool watcher_running, bool force) {
+        if (dir.empty()) return;
+        try {
+            std::string text = format_metrics(gather_metrics(watcher_running));
+            if (!force && text == last_ && dir == last_dir_) return;
+            if (write_metrics_textfile(dir, text)) {
+                last_ = std::move(text);
+                last_dir_ = dir;
+            }
+            failing_ = false;
+        } catch (const std::exception& e) {
+            if (!failing_) watcher_log(std::string("warning: cannot keep the metrics for node_exporter: ") + e.what());
+            failing_ = true;
+        }
+    }
+
+private:
+    std::string last_, last_dir_;
+    bool failing_ = false;
+};
 
 // The test logs of automatic sessions: a pytest plugin of any user writes
 // its own file there (sticky, so none can touch another's).
@@ -145,6 +175,9 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     // `systemctl start`, finds the guard enforcing the policy.
     manager.ready(ready_status(w.policy(), policy_path));
     bool reload_pending = false;
+    MetricsTextfile metrics;
+    auto next_metrics = std::chrono::steady_clock::now();
+    auto next_metrics_rewrite = next_metrics;
     for (;;) {
         std::vector<struct pollfd> fds = {{w.inotify_fd(), POLLIN, 0}, {sfd.get(), POLLIN, 0},
                                           {broker.fd(), POLLIN, 0}, {collector.fd(), POLLIN, 0}};
@@ -189,6 +222,17 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
         // stops answering and systemd restarts it (the guard stays pinned
         // and enforcing meanwhile).
         if (int due = manager.ping_if_due(); due >= 0 && (timeout < 0 || due < timeout)) timeout = due;
+        {
+            auto now = std::chrono::steady_clock::now();
+            if (now >= next_metrics) {
+                bool force = now >= next_metrics_rewrite;
+                metrics.update(w.policy().metrics_textfile_dir, true, force);
+                next_metrics = now + std::chrono::milliseconds(kMetricsMs);
+                if (force) next_metrics_rewrite = now + std::chrono::milliseconds(kMetricsRewriteMs);
+            }
+            auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_metrics - now).count();
+            if (timeout < 0 || wait < timeout) timeout = static_cast<int>(std::max<long long>(wait, 0));
+        }
         int n = ::poll(fds.data(), fds.size(), timeout);
         if (n < 0 && errno != EINTR) throw_errno("poll failed", errno);
         bool signalled = fds[1].revents & POLLIN;
@@ -213,6 +257,7 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
                 } else {
                     manager.stopping();
                     watcher_log("stopping");
+                    metrics.update(w.policy().metrics_textfile_dir, false, true);
                     remove_watcher_files();
                     return 0;
                 }
