@@ -172,15 +172,11 @@ $(BUILD)/liveguard-bpf: $(BUILD)/obj/cli/main.o $(USERSPACE_OBJS) | $(BUILD)/pyt
 # it does not notify systemd (service/service_manager.h), and the tarball
 # carries a Type=forking unit for it. Stripped: a release binary, 7 MB
 # instead of 43.
-$(BUILD)/obj-static/base/user_db.o: userspace/base/user_db.cpp $(HEADERS)
+$(BUILD)/obj-static/%.o: userspace/%.cpp $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DLG_STATIC -c $< -o $@
 
-$(BUILD)/obj-static/service/service_manager.o: userspace/service/service_manager.cpp $(HEADERS)
-	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -DLG_STATIC -c $< -o $@
-
-STATIC_VARIANTS := base/user_db service/service_manager
+STATIC_VARIANTS := base/user_db service/service_manager events/journald_sink
 $(BUILD)/liveguard-bpf-static: $(BUILD)/obj/cli/main.o $(filter-out $(patsubst %,$(BUILD)/obj/%.o,$(STATIC_VARIANTS)),$(USERSPACE_OBJS)) $(patsubst %,$(BUILD)/obj-static/%.o,$(STATIC_VARIANTS))
 	$(CXX) $(CXXFLAGS) -static -s $(LDFLAGS) $^ -o $@ $(STATIC_LDLIBS)
 

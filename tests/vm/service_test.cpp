@@ -311,3 +311,77 @@ TEST_F(Service, NodeExporterServesTheRefusalCounterAfterARefusedKill) {
     EXPECT_NE(status.find("\"task_kill\":1,"), std::string::npos) << status;
     EXPECT_TRUE(gw.untouched());
 }
+
+namespace {
+
+// Debian's systemd-journald, started for the test as systemd would at
+// boot (the VM's init is not systemd), and stopped after it: the guard
+// sends to journald only while its socket is there.
+class Journald {
+public:
+    Journald() {
+        ::unlink(kSocket);
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            int null = ::open("/dev/null", O_RDWR);
+            ::dup2(null, 0);
+            ::dup2(null, 1);
+            ::dup2(null, 2);
+            ::execl("/lib/systemd/systemd-journald", "systemd-journald", nullptr);
+            ::_exit(127);
+        }
+        up_ = wait_until([] { return ::access(kSocket, W_OK) == 0; }, 60000);
+    }
+    ~Journald() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGTERM);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        ::unlink(kSocket);
+    }
+    bool up() const { return up_; }
+    // journalctl over the runtime journal this journald writes.
+    std::string query(const std::vector<std::string>& matches) const {
+        std::vector<std::string> argv = {"journalctl", "-D", "/run/log/journal", "--no-pager", "-o", "export"};
+        argv.insert(argv.end(), matches.begin(), matches.end());
+        return run_cmd(argv).out;
+    }
+
+private:
+    static constexpr const char* kSocket = "/run/systemd/journal/socket";
+    pid_t pid_ = -1;
+    bool up_ = false;
+};
+
+}  // namespace
+
+// A refusal is a structured entry in the systemd journal: journalctl
+// finds it by its door and by its target's pid, with its MESSAGE_ID, its
+// session and a message a person reads.
+TEST_F(Service, ARefusalIsAStructuredEntryInTheSystemJournal) {
+    Journald journald;
+    ASSERT_TRUE(journald.up()) << "systemd-journald did not open its socket";
+    Target gw;
+    std::string pf = kRoot + "/gateway.pid";
+    write_hermes_pid_file(pf, gw.pid());
+    write_text(policy_path(), "[[protect]]\npidfile = \"" + pf + "\"\n");
+    auto r = lg({"load", "--config", policy_path()});
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    Session s;
+    ASSERT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    std::string target = "LIVEGUARD_TARGET_PID=" + std::to_string(gw.pid());
+    std::string found;
+    ASSERT_TRUE(wait_until([&] {
+        found = journald.query({"LIVEGUARD_HOOK=task_kill", target});
+        return found.find("MESSAGE_ID=") != std::string::npos;
+    }, 30000)) << journald.query({"SYSLOG_IDENTIFIER=liveguard-bpf"});
+    EXPECT_NE(found.find("\nMESSAGE_ID=6c1f0d7a3e5b4b0f9a8e2d41c7b3f590\n"), std::string::npos) << found;
+    EXPECT_NE(found.find("\nLIVEGUARD_KIND=refusal\n"), std::string::npos) << found;
+    EXPECT_NE(found.find("\nLIVEGUARD_SESSION_ID=" + std::to_string(s.id()) + "\n"), std::string::npos) << found;
+    EXPECT_NE(found.find("\nLIVEGUARD_SIGNAL=SIGTERM\n"), std::string::npos) << found;
+    EXPECT_NE(found.find("\nMESSAGE="), std::string::npos) << found;
+    EXPECT_NE(found.find("SIGTERM"), std::string::npos) << found;
+    // Only that one: a filter on another door finds nothing of it.
+    EXPECT_EQ(journald.query({"LIVEGUARD_HOOK=ptrace_access_check", target}).find("MESSAGE_ID="), std::string::npos);
+    EXPECT_TRUE(gw.untouched());
+}

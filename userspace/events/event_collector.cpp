@@ -15,6 +15,7 @@
 #include "events/event_format.h"
 #include "events/event_journal.h"
 #include "events/event_stream.h"
+#include "events/journald_sink.h"
 #include "events/journal_record.h"
 #include "kernel/pinned_maps.h"
 
@@ -66,7 +67,16 @@ struct EventCollector::State {
             lines.clear();
             return;
         }
-        journal_append(std::string_view(lines).substr(0, lines.size() - 1));
+        std::string_view all = std::string_view(lines).substr(0, lines.size() - 1);
+        journal_append(all);
+        std::vector<std::string_view> each;
+        for (std::size_t start = 0; start <= all.size();) {
+            std::size_t nl = all.find('\n', start);
+            if (nl == std::string_view::npos) nl = all.size();
+            each.push_back(all.substr(start, nl - start));
+            start = nl + 1;
+        }
+        send_to_journald(each);
         lines.clear();
     }
 };
@@ -93,7 +103,9 @@ EventCollector::EventCollector(int events_fd, int counters_fd, std::size_t batch
             if (auto st = weak.lock()) st->write_lines();
             std::uint64_t reported = lost_reported(id);
             if (total <= reported) return;
-            journal_append(write_journal_record({JournalLoss{total - reported, total}}));
+            JournalRecord loss{JournalLoss{total - reported, total}};
+            journal_append(write_journal_record(loss));
+            send_to_journald(loss);
             std::ofstream(paths::kLostReported, std::ios::trunc) << id << " " << total << "\n";
         });
     stream_->set_batch(batch);

@@ -17,6 +17,7 @@
 #include "base/paths.h"
 #include "base/proc.h"
 #include "events/event_details.h"
+#include "events/journald_sink.h"
 #include "events/session_info.h"
 #include "kernel/auto_names.h"
 #include "kernel/map_walk.h"
@@ -369,6 +370,7 @@ void ProcessSessions::end(Tracked& t) {
     filled.left_running = std::move(rec.left_running);
     rec = std::move(filled);
     journal_append(write_journal_record({rec}));
+    send_to_journald(JournalRecord{rec});
     watcher_log("session " + t.name + " ended: " + std::to_string(s.total) + " refused, " +
                 std::to_string(rec.reaped.size()) + " reaped");
     t.summarised = true;
