@@ -7,6 +7,9 @@
 #include <string>
 
 #ifndef LG_STATIC
+// Entries say where in liveguard they come from by LIVEGUARD_KIND, not by
+// a source file and line.
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 #endif
 
