@@ -63,7 +63,9 @@ constexpr int kMetricsRewriteMs = 60000;
 class MetricsTextfile {
 public:
     void update(const std::string& dir, bool watcher_running, bool force) {
-        if (dir.empty()) return;
+        // No collector here: nothing gathered, every five seconds.
+        struct stat st {};
+        if (dir.empty() || ::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
         try {
             std::string text = format_metrics(gather_metrics(watcher_running));
             if (!force && text == last_ && dir == last_dir_) return;

@@ -644,11 +644,11 @@ _NR = {
     "x86_64": {"bpf": 321, "perf_event_open": 298, "fanotify_init": 300, "fanotify_mark": 301,
                "iopl": 172, "ioperm": 173, "reboot": 169, "delete_module": 176, "clock_settime": 227,
                "kexec_load": 246, "finit_module": 313, "swapon": 167, "swapoff": 168,
-               "sethostname": 170, "setdomainname": 171},
+               "sethostname": 170, "setdomainname": 171, "ioprio_set": 251},
     "aarch64": {"bpf": 280, "perf_event_open": 241, "fanotify_init": 262, "fanotify_mark": 263,
                 "reboot": 142, "delete_module": 106, "clock_settime": 112, "kexec_load": 104,
                 "finit_module": 273, "swapon": 224, "swapoff": 225, "sethostname": 161,
-                "setdomainname": 162},
+                "setdomainname": 162, "ioprio_set": 30},
 }[MACHINE]
 # Calls made through the 32-bit ABI from this 64-bit process (int $0x80):
 # x86-64 only; an AArch32 call needs a 32-bit program.

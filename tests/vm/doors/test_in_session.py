@@ -851,7 +851,7 @@ def test_limits_ioprio_idle(gateway):
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     IOPRIO_WHO_PROCESS, IOPRIO_CLASS_IDLE = 1, 3
-    rc = libc.syscall(251, IOPRIO_WHO_PROCESS, gateway.pid, IOPRIO_CLASS_IDLE << 13)  # ioprio_set
+    rc = libc.syscall(D._NR["ioprio_set"], IOPRIO_WHO_PROCESS, gateway.pid, IOPRIO_CLASS_IDLE << 13)
     assert rc == -1 and ctypes.get_errno() == errno.EPERM, f"ioprio_set returned {rc}"
     assert_kept(gateway)
 
