@@ -150,3 +150,4 @@ TEST(Metrics, TheTextfileIsReplacedWholeAndOnlyWhereTheDirectoryExists) {
     EXPECT_EQ(files, 1u);
     fs::remove_all(dir);
 }
+

@@ -316,6 +316,10 @@ TEST_F(Service, NodeExporterServesTheRefusalCounterAfterARefusedKill) {
     auto status = lg({"status", "--json"}).out;
     EXPECT_NE(status.find("\"task_kill\":1,"), std::string::npos) << status;
     EXPECT_TRUE(gw.untouched());
+    // Once the watcher stops nothing keeps the counters current: the file
+    // goes, rather than say for ever that the guard enforces.
+    ASSERT_EQ(lg({"unload"}).status, 0);
+    EXPECT_FALSE(fs::exists(textdir + "/liveguard.prom"));
 }
 
 namespace {

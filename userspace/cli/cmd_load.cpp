@@ -1,5 +1,6 @@
 // The guard's lifecycle and its policy: load (with the policy watcher),
 // check-config, reload and unload.
+#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <cstdio>
 
 #include "base/cgroup.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/paths.h"
 #include "base/privileges.h"
@@ -142,17 +144,19 @@ int run_command(const CheckConfigOptions& o) {
 
 int run_command(const ReloadOptions&) {
     require_root("reload");
-    auto before = read_reload_outcome();
-    auto pid = reload_watcher();
-    if (!pid)
+    // Only a re-read the watcher took after this request answers it (an
+    // earlier one may have read the file before it was edited).
+    std::uint64_t asked_ns = boottime_now_ns();
+    auto watcher = reload_watcher();
+    if (!watcher)
         throw Error(std::string("no policy watcher is running (none listens on ") + paths::kRunSocket + ")",
                     "start one: sudo liveguard-bpf load --config FILE");
+    const pid_t* pid = &watcher->pid;
     // The watcher answers between two turns of its loop; a policy with many
     // targets takes a while to resolve, so the wait is long.
-    std::uint64_t seen = before && before->pid == *pid ? before->count : 0;
     for (int waited_ms = 0; waited_ms < kReloadWaitMs; waited_ms += 50) {
         auto now = read_reload_outcome();
-        if (now && now->pid == *pid && now->count > seen) {
+        if (now && now->pid == *pid && now->taken_ns >= asked_ns) {
             if (!now->applied)
                 throw Error("the watcher (pid " + std::to_string(*pid) +
                                 ") rejected the new policy and keeps enforcing the old one: " + now->error,
@@ -164,7 +168,11 @@ int run_command(const ReloadOptions&) {
             std::printf("\n");
             return 0;
         }
-        ::usleep(50 * 1000);
+        // Its pidfd turns readable when it exits: no answer will come.
+        struct pollfd exited {watcher->pidfd.get(), POLLIN, 0};
+        if (::poll(&exited, 1, 50) > 0)
+            throw Error("the watcher (pid " + std::to_string(*pid) + ") exited before it answered",
+                        std::string("see its log, ") + paths::kWatcherLog + ", and start it again");
     }
     throw Error("asked the watcher (pid " + std::to_string(*pid) + ") to re-read its policy, but it did not answer in " +
                     std::to_string(kReloadWaitMs / 1000) + " s",

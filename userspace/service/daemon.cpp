@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/live_environ.h"
@@ -80,6 +81,11 @@ public:
         }
     }
 
+    void remove(const std::string& dir) {
+        if (!dir.empty()) ::unlink(metrics_textfile_path(dir).c_str());
+        last_.clear();
+    }
+
 private:
     std::string last_, last_dir_;
     bool failing_ = false;
@@ -114,8 +120,9 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
     ServiceManager manager;
     // Each re-read's outcome, for `reload` to wait for and report.
     std::uint64_t reloads = 0;
-    auto record_reload = [&reloads](bool applied, const std::string& error) {
-        write_reload_outcome({::getpid(), ++reloads, applied, error});
+    std::uint64_t reload_taken_ns = 0;
+    auto record_reload = [&](bool applied, const std::string& error) {
+        write_reload_outcome({::getpid(), ++reloads, reload_taken_ns, applied, error});
     };
 
     sigset_t mask;
@@ -242,10 +249,13 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
             struct signalfd_siginfo si {};
             while (::read(sfd.get(), &si, sizeof si) == sizeof si) {
                 if (si.ssi_signo == SIGHUP) {
+                    reload_taken_ns = boottime_now_ns();
                     manager.reloading();
                     try {
                         Policy p = load_policy(policy_path);
+                        manager.ping_if_due();
                         sessions.apply_policy(p);
+                        manager.ping_if_due();
                         w.replace_policy(std::move(p));
                         watcher_log("reloaded " + policy_path);
                         // Answered once applied, below.
@@ -253,13 +263,19 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
                     } catch (const std::exception& e) {
                         watcher_log(std::string("rejected the new policy, keeping the old one: ") + e.what());
                         record_reload(false, e.what());
-                        manager.ready("rejected the new policy, enforcing the old one: " +
-                                      std::string(e.what()).substr(0, 200));
+                        manager.ready(std::string("rejected the new policy, enforcing the old one: ") + e.what());
                     }
+                    // One re-read a turn, applied below before the next is
+                    // taken: each answer is about the file it read.
+                    break;
                 } else {
                     manager.stopping();
                     watcher_log("stopping");
-                    metrics.update(w.policy().metrics_textfile_dir, false, true);
+                    // Counters nobody keeps current are not served: a
+                    // missing series says the watcher is gone (after an
+                    // unload, or a reboot, a file left behind would say
+                    // the guard enforces).
+                    metrics.remove(w.policy().metrics_textfile_dir);
                     remove_watcher_files();
                     return 0;
                 }
@@ -280,12 +296,18 @@ int run_watcher(const std::string& policy_path, const std::function<void()>& on_
             next_retry = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRetryMs);
             // A failure to apply (a map update refused, say) is logged and
             // retried on the next event; the watcher must not die of it.
+            if (reload_pending) manager.ping_if_due();
             try {
                 retry = w.apply();
                 space.watch(space_paths(w.policy()), w.policy().fs_reserve);
             } catch (const std::exception& e) {
                 watcher_log(std::string("error: applying the policy failed: ") + e.what());
                 retry = true;
+                if (reload_pending) {
+                    reload_pending = false;
+                    record_reload(false, std::string("applying it failed (retried on the next change): ") + e.what());
+                    manager.ready(std::string("applying the new policy failed, retrying: ") + e.what());
+                }
             }
         }
         if (reload_pending) {
@@ -379,14 +401,14 @@ bool exits_within(const SocketOwner& w, int ms) {
 
 }  // namespace
 
-std::optional<pid_t> reload_watcher() {
+std::optional<SocketOwner> reload_watcher() {
     auto w = running_watcher();
     if (!w) return std::nullopt;
     if (!send_signal(*w, SIGHUP)) {
         if (errno == ESRCH) return std::nullopt;  // it exited meanwhile
         throw_signal_failed(*w, "signal", errno);
     }
-    return w->pid;
+    return w;
 }
 
 bool stop_watcher() {

@@ -27,9 +27,9 @@ pid_t start_watcher_daemon(const std::string& policy_path);
 // signal at another process. Nothing when no watcher listens.
 std::optional<SocketOwner> running_watcher();
 
-// Asks the running watcher to re-read its policy (SIGHUP); its pid, or
-// nothing when none runs.
-std::optional<pid_t> reload_watcher();
+// Asks the running watcher to re-read its policy (SIGHUP); the watcher
+// (its pidfd tells when it exits), or nothing when none runs.
+std::optional<SocketOwner> reload_watcher();
 
 // Stops the running watcher and waits for it to exit; false when none was
 // running.

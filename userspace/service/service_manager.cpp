@@ -12,6 +12,17 @@
 
 namespace liveguard {
 
+std::string status_line(std::string_view text, std::size_t max) {
+    std::string out;
+    for (char c : text) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? ' ' : c;
+    if (out.size() <= max) return out;
+    // Cut before a UTF-8 continuation byte's lead, not through a
+    // character: systemd drops a STATUS that is not valid UTF-8.
+    std::size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    return out.substr(0, cut);
+}
+
 ServiceManager::ServiceManager() {
 #ifndef LG_STATIC
     const char* socket = std::getenv("NOTIFY_SOCKET");
@@ -44,7 +55,7 @@ void ServiceManager::send(const std::string& state) {
 }
 
 void ServiceManager::ready(const std::string& status) {
-    send("READY=1\nSTATUS=" + status);
+    send("READY=1\nSTATUS=" + status_line(status));
 }
 
 void ServiceManager::reloading() {
@@ -58,7 +69,7 @@ void ServiceManager::reloading() {
 }
 
 void ServiceManager::status(const std::string& status) {
-    send("STATUS=" + status);
+    send("STATUS=" + status_line(status));
 }
 
 int ServiceManager::ping_if_due() {

@@ -9,8 +9,14 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace liveguard {
+
+// `text` as one STATUS= line: control characters (a newline would start
+// another assignment) as spaces, at most `max` bytes, cut between
+// characters.
+std::string status_line(std::string_view text, std::size_t max = 200);
 
 class ServiceManager {
 public:

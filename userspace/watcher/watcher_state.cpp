@@ -125,6 +125,7 @@ void write_reload_outcome(const ReloadOutcome& o) {
     write_atomically(paths::kWatcherReload, json::ObjectWriter()
                                                 .num("pid", o.pid)
                                                 .unum("count", o.count)
+                                                .unum("taken_ns", o.taken_ns)
                                                 .boolean("applied", o.applied)
                                                 .str("error", o.error)
                                                 .done() +
@@ -137,7 +138,9 @@ std::optional<ReloadOutcome> read_reload_outcome() {
     auto m = json::parse_object(*text);
     if (!m || !m->count("pid") || !m->count("count") || !m->count("applied")) return std::nullopt;
     ReloadOutcome o;
-    if (!parse_number((*m)["pid"], o.pid) || !parse_number((*m)["count"], o.count)) return std::nullopt;
+    if (!parse_number((*m)["pid"], o.pid) || !parse_number((*m)["count"], o.count) ||
+        !parse_number((*m)["taken_ns"], o.taken_ns))
+        return std::nullopt;
     o.applied = (*m)["applied"] == "true";
     o.error = (*m)["error"];
     return o;

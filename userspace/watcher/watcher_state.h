@@ -45,10 +45,13 @@ struct WatcherState {
 };
 
 // The outcome of a policy re-read: the watcher's pid, how many re-reads
-// it has finished, and the reason the last was rejected (empty: applied).
+// it has finished, when it took the signal that asked for this one
+// (the boot clock, ns: a re-read taken after a request answers it), and
+// the reason it failed (empty: applied).
 struct ReloadOutcome {
     pid_t pid = 0;
     std::uint64_t count = 0;
+    std::uint64_t taken_ns = 0;
     bool applied = false;
     std::string error;
 };
