@@ -36,7 +36,7 @@ import warnings
 import pytest
 
 _BY_PID_DIR = "/run/liveguard/tests/pid"
-_JOURNAL = "/run/liveguard/events.jsonl"
+_JOURNAL = "/var/log/liveguard/events.jsonl"
 _RUN_SOCKET = "/run/liveguard/run.sock"
 
 _dir = os.environ.get("LIVEGUARD_TEST_LOG_DIR")

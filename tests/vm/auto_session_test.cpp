@@ -26,7 +26,7 @@ namespace {
 const std::string kDir = "/tmp/lgauto";
 const uid_t kNobody = 65534;
 const std::string kPolicy = kDir + "/policy.toml";
-const std::string kJournal = "/run/liveguard/events.jsonl";
+const std::string kJournal = "/var/log/liveguard/events.jsonl";
 
 // The pytest plugin where pytest finds installed plugins: the first
 // site-packages directory of the system's python3, over which a tmpfs is

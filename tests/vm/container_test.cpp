@@ -645,7 +645,7 @@ TEST_F(ContainerGuard, PytestInsideTheContainerIsASessionAndItsEventsGiveBothPid
 
     std::string line;
     EXPECT_TRUE(wait_until([&] {
-        auto j = read_file("/run/liveguard/events.jsonl").value_or("");
+        auto j = read_file("/var/log/liveguard/events.jsonl").value_or("");
         std::size_t at = j.find("\"target_pid\":" + std::to_string(g.host_pid) + ",");
         if (at == std::string::npos) return false;
         std::size_t start = j.rfind('\n', at), end = j.find('\n', at);

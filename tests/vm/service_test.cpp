@@ -14,6 +14,8 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -134,6 +136,18 @@ protected:
         lg({"unload"});
     }
     std::string policy_path() const { return kRoot + "/policy.toml"; }
+    // Protects `gw` by a PID file (the policy's other lines in `extra`),
+    // loads the guard with that policy, then makes session `s` (tagging
+    // needs the guard loaded) and has its SIGTERM at `gw` refused.
+    void load_and_refuse_a_kill(Target& gw, std::optional<Session>& s, const std::string& extra = "") {
+        std::string pf = kRoot + "/gateway.pid";
+        write_hermes_pid_file(pf, gw.pid());
+        write_text(policy_path(), "[[protect]]\npidfile = \"" + pf + "\"\n" + extra);
+        auto r = lg({"load", "--config", policy_path()});
+        ASSERT_EQ(r.status, 0) << r.out << r.err;
+        s.emplace();
+        ASSERT_EQ(s->as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    }
     pid_t watcher_ = -1;
 };
 
@@ -270,16 +284,10 @@ TEST_F(Service, NodeExporterServesTheRefusalCounterAfterARefusedKill) {
     ASSERT_EQ(::access(exporter.c_str(), X_OK), 0)
         << exporter << " is missing: make build/tools/prometheus-node-exporter unpacks Debian's";
     Target gw;
-    std::string pf = kRoot + "/gateway.pid";
     std::string textdir = kRoot + "/textfile";
     fs::create_directories(textdir);
-    write_hermes_pid_file(pf, gw.pid());
-    write_text(policy_path(), "[[protect]]\npidfile = \"" + pf + "\"\n[metrics]\ntextfile_directory = \"" +
-                                  textdir + "\"\n");
-    auto r = lg({"load", "--config", policy_path()});
-    ASSERT_EQ(r.status, 0) << r.out << r.err;
-    Session s;
-    ASSERT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    std::optional<Session> s;
+    ASSERT_NO_FATAL_FAILURE(load_and_refuse_a_kill(gw, s, "[metrics]\ntextfile_directory = \"" + textdir + "\"\n"));
     auto metrics = lg({"metrics"});
     ASSERT_EQ(metrics.status, 0) << metrics.err;
     std::string attach = lg({"status", "--json"}).out.find("\"attach\":\"fmod_ret\"") != std::string::npos
@@ -372,13 +380,8 @@ TEST_F(Service, ARefusalIsAStructuredEntryInTheSystemJournal) {
     Journald journald;
     ASSERT_TRUE(journald.up()) << "systemd-journald did not open its socket";
     Target gw;
-    std::string pf = kRoot + "/gateway.pid";
-    write_hermes_pid_file(pf, gw.pid());
-    write_text(policy_path(), "[[protect]]\npidfile = \"" + pf + "\"\n");
-    auto r = lg({"load", "--config", policy_path()});
-    ASSERT_EQ(r.status, 0) << r.out << r.err;
-    Session s;
-    ASSERT_EQ(s.as_member([&] { return sys_kill(gw.pid(), SIGTERM); }), EPERM);
+    std::optional<Session> s;
+    ASSERT_NO_FATAL_FAILURE(load_and_refuse_a_kill(gw, s));
     std::string target = "LIVEGUARD_TARGET_PID=" + std::to_string(gw.pid());
     std::string found;
     ASSERT_TRUE(wait_until([&] {
@@ -387,11 +390,38 @@ TEST_F(Service, ARefusalIsAStructuredEntryInTheSystemJournal) {
     }, 30000)) << journald.query({"SYSLOG_IDENTIFIER=liveguard-bpf"});
     EXPECT_NE(found.find("\nMESSAGE_ID=6c1f0d7a3e5b4b0f9a8e2d41c7b3f590\n"), std::string::npos) << found;
     EXPECT_NE(found.find("\nLIVEGUARD_KIND=refusal\n"), std::string::npos) << found;
-    EXPECT_NE(found.find("\nLIVEGUARD_SESSION_ID=" + std::to_string(s.id()) + "\n"), std::string::npos) << found;
+    EXPECT_NE(found.find("\nLIVEGUARD_SESSION_ID=" + std::to_string(s->id()) + "\n"), std::string::npos) << found;
     EXPECT_NE(found.find("\nLIVEGUARD_SIGNAL=SIGTERM\n"), std::string::npos) << found;
     EXPECT_NE(found.find("\nMESSAGE="), std::string::npos) << found;
     EXPECT_NE(found.find("SIGTERM"), std::string::npos) << found;
     // Only that one: a filter on another door finds nothing of it.
     EXPECT_EQ(journald.query({"LIVEGUARD_HOOK=ptrace_access_check", target}).find("MESSAGE_ID="), std::string::npos);
+    EXPECT_TRUE(gw.untouched());
+}
+
+// The event journal survives a reboot: a refusal journalled before it,
+// the guard unloaded and /run emptied as a reboot leaves it, and the
+// guard loaded again, `events --since` still shows it.
+TEST_F(Service, TheEventJournalOutlivesAReboot) {
+    const std::string journal = "/var/log/liveguard/events.jsonl";
+    Target gw;
+    std::optional<Session> s;
+    ASSERT_NO_FATAL_FAILURE(load_and_refuse_a_kill(gw, s));
+    const std::regex refusal("\"target_pid\": *" + std::to_string(gw.pid()) + "[,}]");
+    ASSERT_TRUE(wait_until([&] { return std::regex_search(read_file(journal).value_or(""), refusal); }, 30000))
+        << "the watcher journalled no refusal of " << gw.pid() << " in " << journal;
+
+    ASSERT_EQ(lg({"unload"}).status, 0);
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/run/liveguard", ec)) fs::remove_all(entry.path(), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    ASSERT_TRUE(fs::is_empty("/run/liveguard"));
+    ASSERT_EQ(lg({"load"}).status, 0);
+
+    auto since = lg({"events", "--no-follow", "--json", "--since", "1h"});
+    ASSERT_EQ(since.status, 0) << since.err;
+    EXPECT_TRUE(std::regex_search(since.out, refusal)) << since.out;
+    auto last = lg({"events", "--no-follow", "--json", "-n", "50"});
+    EXPECT_TRUE(std::regex_search(last.out, refusal)) << last.out;
     EXPECT_TRUE(gw.untouched());
 }

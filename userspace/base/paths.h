@@ -1,6 +1,7 @@
 #pragma once
 // Every runtime path under /run/liveguard, in one place: the watcher's
-// state files, the event journal, what `run` records about its sessions.
+// state files, what `run` records about its sessions; and the event
+// journal, under /var/log/liveguard.
 // The bpffs pin paths live with the kernel layer (kernel/pins.h).
 namespace liveguard::paths {
 
@@ -18,9 +19,12 @@ inline constexpr const char* kWatcherLog = "/run/liveguard/watcher.log";
 // so `systemctl reload`) waits for and reports.
 inline constexpr const char* kWatcherReload = "/run/liveguard/watcher.reload";
 
-// The event journal every consumer appends to, and the ring-buffer loss
-// total already journalled (so each loss is journalled once).
-inline constexpr const char* kJournal = "/run/liveguard/events.jsonl";
+// The event journal every consumer appends to, with its rotated files
+// beside it (events/journal_files.h): under /var/log, so that what a
+// session was refused is still there after a reboot.
+inline constexpr const char* kJournal = "/var/log/liveguard/events.jsonl";
+// The ring-buffer loss total already journalled (so each loss is
+// journalled once): the kernel's count, which a reboot starts again.
 inline constexpr const char* kLostReported = "/run/liveguard/events.lost-reported";
 // Held (flock) by whichever consumer is taking records off the ring buffer.
 inline constexpr const char* kEventsLock = "/run/liveguard/events.lock";

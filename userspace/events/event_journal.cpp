@@ -3,47 +3,37 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <exception>
 #include <utility>
 
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/paths.h"
 #include "events/event_format.h"
+#include "events/journal_files.h"
 
 namespace liveguard {
-namespace {
-constexpr off_t kRotateBytes = 32 << 20;
-}
 
-void journal_append(std::string_view line) {
-    ::mkdir(paths::kStateDir, 0755);
-    struct stat st {};
-    if (::stat(paths::kJournal, &st) == 0 && st.st_size > kRotateBytes)
-        ::rename(paths::kJournal, (std::string(paths::kJournal) + ".1").c_str());
-    UniqueFd fd(::open(paths::kJournal, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-    if (!fd) throw_errno(std::string("cannot open the event journal ") + paths::kJournal, errno);
-    // One write: appenders never interleave. The line is not copied for
-    // its newline: a batch of lines can be megabytes.
-    char nl = '\n';
-    struct iovec parts[2] = {{const_cast<char*>(line.data()), line.size()}, {&nl, 1}};
-    if (::writev(fd.get(), parts, 2) != static_cast<ssize_t>(line.size() + 1))
-        throw_errno(std::string("cannot append to ") + paths::kJournal, errno);
-}
+void journal_append(std::string_view line) { append_journal_line(paths::kJournal, line); }
 
 JournalReader::JournalReader(bool from_start, std::string path) : path_(std::move(path)) {
-    // From the start means the rotated file too: what it holds is as recent
-    // as a minute ago when the journal has just been rotated. read_new()
-    // moves on to the current file once the rotated one is read.
-    if (from_start) fd_ = UniqueFd(::open((path_ + ".1").c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd_) return;
+    if (from_start) {
+        // Oldest first; the current file, last, is the one followed.
+        auto files = open_journal_files(path_);
+        for (auto it = files.rbegin(); it != files.rend(); ++it) newer_.push_back(std::move(it->fd));
+        if (!newer_.empty()) {
+            fd_ = std::move(newer_.front());
+            newer_.pop_front();
+        }
+        return;
+    }
     fd_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st {};
-    if (!from_start && fd_ && ::fstat(fd_.get(), &st) == 0) offset_ = st.st_size;
+    if (fd_ && ::fstat(fd_.get(), &st) == 0) offset_ = st.st_size;
 }
 
 JournalReader::JournalReader(JournalTail tail, std::string path)
@@ -68,18 +58,42 @@ void JournalReader::drain(std::vector<std::string>& lines) {
 std::vector<std::string> JournalReader::read_new() {
     std::vector<std::string> lines = std::exchange(earlier_, {});
     if (fd_) drain(lines);
+    // A rotated file is finished: on to the next newer one, from its start.
+    while (!newer_.empty()) {
+        fd_ = std::move(newer_.front());
+        newer_.pop_front();
+        offset_ = 0;
+        partial_.clear();
+        drain(lines);
+    }
     // Rotated (or created) since: the file now at the journal's path is
-    // another one; what was held is finished, so read the new one from 0.
+    // another one, and what was held is finished. Every file newer than
+    // the held one is read from its start, oldest first: with more than
+    // one rotation since, the held file is now .k and .k-1 ... .1 come
+    // before the current one. A held file rotated out of what is kept was
+    // older than every file left; none held (there was no journal), all
+    // of them are new.
     struct stat now {}, held {};
     if (::stat(path_.c_str(), &now) != 0) return lines;
-    if (fd_ && ::fstat(fd_.get(), &held) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
-        return lines;
-    UniqueFd next(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!next) return lines;
-    fd_ = std::move(next);
-    offset_ = 0;
-    partial_.clear();
-    drain(lines);
+    const bool holding = fd_ && ::fstat(fd_.get(), &held) == 0;
+    if (holding && held.st_ino == now.st_ino && held.st_dev == now.st_dev) return lines;
+    std::vector<JournalFile> files;
+    try {
+        files = open_journal_files(path_);
+    } catch (const std::exception&) {
+        return lines;  // unreadable now: tried again at the next call
+    }
+    std::size_t newer = files.size();  // files[0, newer) are newer than the held one
+    for (std::size_t i = 0; holding && i < files.size(); ++i) {
+        struct stat st {};
+        if (::fstat(files[i].fd.get(), &st) == 0 && st.st_ino == held.st_ino && st.st_dev == held.st_dev) newer = i;
+    }
+    while (newer > 0) {
+        fd_ = std::move(files[--newer].fd);
+        offset_ = 0;
+        partial_.clear();
+        drain(lines);
+    }
     return lines;
 }
 

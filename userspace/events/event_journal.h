@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdio>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,15 +17,17 @@
 
 namespace liveguard {
 
-// Appends one line (a single write, so concurrent appenders never
-// interleave). Past 32 MiB the journal is rotated to events.jsonl.1.
+// Appends one line to the journal (events/journal_files.h: one write, so
+// concurrent appenders never interleave; rotated by size, a bound on what
+// is kept).
 void journal_append(std::string_view line);
 
-// Reads the journal at `path` (rotated to `path`.1) as it grows.
+// Reads the journal at `path` (with its rotated files, `path`.1 the newest)
+// as it grows.
 class JournalReader {
 public:
-    // From the journal's start (the rotated file's, if there is one), or
-    // from its current end.
+    // From the journal's start (the oldest rotated file's, when there are
+    // any: what they hold survives reboots), or from its current end.
     explicit JournalReader(bool from_start, std::string path = paths::kJournal);
     // The tail's lines first, then on from where the tail ends.
     explicit JournalReader(JournalTail tail, std::string path = paths::kJournal);
@@ -37,6 +40,7 @@ private:
 
     std::string path_;
     UniqueFd fd_;  // the file being read, which a rotation renames away
+    std::deque<UniqueFd> newer_;  // read from the start, after fd_, oldest first
     off_t offset_ = 0;
     std::string partial_;
     std::vector<std::string> earlier_;  // the tail's lines, not yet returned

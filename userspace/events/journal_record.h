@@ -1,5 +1,5 @@
 #pragma once
-// One line of the event journal (/run/liveguard/events.jsonl) as data: a
+// One line of the event journal (/var/log/liveguard/events.jsonl) as data: a
 // refused act with what userspace learnt of its culprit, a count of events
 // the ring buffer had no room for, or the summary of a process session that
 // ended. The journal's JSON is written and read here and nowhere else.

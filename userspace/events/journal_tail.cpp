@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "base/error.h"
+#include "events/journal_files.h"
 
 namespace liveguard {
 namespace {
@@ -17,12 +18,6 @@ namespace {
 constexpr off_t kBlock = 1 << 16;
 constexpr const char* kUnreadable =
     "check the file's permissions, and the kernel log (dmesg) for I/O errors on its file system";
-
-UniqueFd open_journal_file(const std::string& path) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd && errno != ENOENT) throw_errno("cannot open the event journal " + path, errno, kUnreadable);
-    return fd;
-}
 
 void read_at(int fd, char* to, std::size_t n, off_t at, const std::string& path) {
     while (n > 0) {
@@ -55,29 +50,24 @@ bool newlines_backwards(int fd, off_t size, const std::string& path, const std::
     return true;
 }
 
-bool same_file(int a, int b) {
-    struct stat sa {}, sb {};
-    return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
-}
-
 }  // namespace
 
 JournalTail read_journal_tail(const std::string& journal, std::size_t count,
                               const std::function<bool(std::string_view)>& keep) {
-    // The current file first: opened the other way round, a rotation in
-    // between would leave the file it renamed unread. In that order a
-    // rotation in between makes both names one file, read once.
-    UniqueFd current = open_journal_file(journal);
-    const std::string rotated_path = journal + ".1";
-    UniqueFd rotated = open_journal_file(rotated_path);
-    if (current && rotated && same_file(current.get(), rotated.get())) rotated.reset();
+    // Newest first: the current file, then .1, .2, ... (events/journal_files.h
+    // opens them so that a rotation in between loses no line and reads none
+    // twice).
+    auto files = open_journal_files(journal);
+    const bool have_current = !files.empty() && files.front().path == journal;
 
     JournalTail tail;
     std::vector<std::string> kept;  // newest first
-    for (auto [fd, path] : {std::pair{current.get(), &journal}, std::pair{rotated.get(), &rotated_path}}) {
-        if (fd < 0) continue;
+    for (auto& file : files) {
+        const int fd = file.fd.get();
+        const std::string& path = file.path;
+        const bool current = have_current && &file == &files.front();
         struct stat st {};
-        if (::fstat(fd, &st) != 0) throw_errno("cannot read the event journal " + *path, errno, kUnreadable);
+        if (::fstat(fd, &st) != 0) throw_errno("cannot read the event journal " + path, errno, kUnreadable);
         // What follows the last newline is a line still being written: it
         // is left to reading on. Lines are read one at a time, so a long
         // one costs its own length and no more.
@@ -85,12 +75,12 @@ JournalTail read_journal_tail(const std::string& journal, std::size_t count,
         auto take = [&](off_t from, off_t to) {
             if (from == to) return;
             std::string line(static_cast<std::size_t>(to - from), '\0');
-            read_at(fd, line.data(), line.size(), from, *path);
+            read_at(fd, line.data(), line.size(), from, path);
             if (keep(line)) kept.push_back(std::move(line));
         };
-        bool to_start = newlines_backwards(fd, st.st_size, *path, [&](off_t nl) {
+        bool to_start = newlines_backwards(fd, st.st_size, path, [&](off_t nl) {
             if (line_end < 0) {
-                if (fd == current.get()) tail.end = nl + 1;
+                if (current) tail.end = nl + 1;
             } else {
                 take(nl + 1, line_end);
             }
@@ -101,7 +91,7 @@ JournalTail read_journal_tail(const std::string& journal, std::size_t count,
         if (kept.size() >= count) break;
     }
     tail.lines.assign(std::make_move_iterator(kept.rbegin()), std::make_move_iterator(kept.rend()));
-    tail.file = std::move(current);
+    if (have_current) tail.file = std::move(files.front().fd);
     return tail;
 }
 

@@ -2,8 +2,8 @@
 // The last lines of the event journal, as `tail -n` finds them: what
 // `events` shows of the past before it follows. The journal is read
 // backwards a block at a time and only as far as the lines asked for go,
-// so ten lines of a journal 64 MiB long (it and its rotated file) cost
-// ten lines' worth of reading, not 64 MiB of memory.
+// so ten lines of a journal 128 MiB long (it and its rotated files) cost
+// ten lines' worth of reading, not 128 MiB of memory.
 #include <sys/types.h>
 
 #include <cstddef>
@@ -27,8 +27,8 @@ struct JournalTail {
 };
 
 // The last `count` complete lines that `keep` accepts of the journal at
-// `journal` and, before it, of its rotated file (`journal`.1). Throws when
-// a journal file exists but cannot be read.
+// `journal` and, before it, of its rotated files (`journal`.1, .2, ...).
+// Throws when a journal file exists but cannot be read.
 JournalTail read_journal_tail(const std::string& journal, std::size_t count,
                               const std::function<bool(std::string_view)>& keep);
 

@@ -1936,7 +1936,7 @@ def test_user_count_keeps_a_reserve_for_the_service(kind):
 # that holds much of it (tests/vm/doors/run).
 # =============================================================================
 
-JOURNAL = "/run/liveguard/events.jsonl"
+JOURNAL = "/var/log/liveguard/events.jsonl"
 
 
 def _journal_events():
