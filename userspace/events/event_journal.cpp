@@ -22,13 +22,8 @@ void journal_append(std::string_view line) { append_journal_line(paths::kJournal
 
 JournalReader::JournalReader(bool from_start, std::string path) : path_(std::move(path)) {
     if (from_start) {
-        // Oldest first; the current file, last, is the one followed.
-        auto files = open_journal_files(path_);
-        for (auto it = files.rbegin(); it != files.rend(); ++it) newer_.push_back(std::move(it->fd));
-        if (!newer_.empty()) {
-            fd_ = std::move(newer_.front());
-            newer_.pop_front();
-        }
+        // Every file, oldest first; the current one, last, is then followed.
+        newer_ = open_journal_files(path_);
         return;
     }
     fd_ = UniqueFd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
@@ -58,14 +53,7 @@ void JournalReader::drain(std::vector<std::string>& lines) {
 std::vector<std::string> JournalReader::read_new() {
     std::vector<std::string> lines = std::exchange(earlier_, {});
     if (fd_) drain(lines);
-    // A rotated file is finished: on to the next newer one, from its start.
-    while (!newer_.empty()) {
-        fd_ = std::move(newer_.front());
-        newer_.pop_front();
-        offset_ = 0;
-        partial_.clear();
-        drain(lines);
-    }
+    read_newer(lines);
     // Rotated (or created) since: the file now at the journal's path is
     // another one, and what was held is finished. Every file newer than
     // the held one is read from its start, oldest first: with more than
@@ -77,24 +65,31 @@ std::vector<std::string> JournalReader::read_new() {
     if (::stat(path_.c_str(), &now) != 0) return lines;
     const bool holding = fd_ && ::fstat(fd_.get(), &held) == 0;
     if (holding && held.st_ino == now.st_ino && held.st_dev == now.st_dev) return lines;
-    std::vector<JournalFile> files;
     try {
-        files = open_journal_files(path_);
+        newer_ = open_journal_files(path_);
     } catch (const std::exception&) {
         return lines;  // unreadable now: tried again at the next call
     }
-    std::size_t newer = files.size();  // files[0, newer) are newer than the held one
-    for (std::size_t i = 0; holding && i < files.size(); ++i) {
+    for (std::size_t i = 0; holding && i < newer_.size(); ++i) {
         struct stat st {};
-        if (::fstat(files[i].fd.get(), &st) == 0 && st.st_ino == held.st_ino && st.st_dev == held.st_dev) newer = i;
+        if (::fstat(newer_[i].fd.get(), &st) == 0 && st.st_ino == held.st_ino && st.st_dev == held.st_dev) {
+            newer_.resize(i);  // the held file and what is older than it
+            break;
+        }
     }
-    while (newer > 0) {
-        fd_ = std::move(files[--newer].fd);
+    read_newer(lines);
+    return lines;
+}
+
+void JournalReader::read_newer(std::vector<std::string>& lines) {
+    // newer_ is newest first: each file read from its start, oldest first.
+    while (!newer_.empty()) {
+        fd_ = std::move(newer_.back().fd);
+        newer_.pop_back();
         offset_ = 0;
         partial_.clear();
         drain(lines);
     }
-    return lines;
 }
 
 void buffer_by_batch(std::FILE* out) { std::setvbuf(out, nullptr, _IOFBF, 1 << 16); }

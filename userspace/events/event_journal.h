@@ -6,13 +6,13 @@
 #include <sys/types.h>
 
 #include <cstdio>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/fd.h"
 #include "base/paths.h"
+#include "events/journal_files.h"
 #include "events/journal_tail.h"
 
 namespace liveguard {
@@ -37,10 +37,11 @@ public:
 
 private:
     void drain(std::vector<std::string>& lines);
+    void read_newer(std::vector<std::string>& lines);
 
     std::string path_;
     UniqueFd fd_;  // the file being read, which a rotation renames away
-    std::deque<UniqueFd> newer_;  // read from the start, after fd_, oldest first
+    std::vector<JournalFile> newer_;  // to read from their start after fd_, newest first
     off_t offset_ = 0;
     std::string partial_;
     std::vector<std::string> earlier_;  // the tail's lines, not yet returned
