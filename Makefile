@@ -54,7 +54,7 @@ GTEST_LIBS := -lgtest -lpthread
 
 # Debian packages the build, the tests and the VM need (the kernel's call
 # numbers for arm64 and AArch32 for the unit test of bpf/arch/).
-DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev libgtest-dev libelf-dev zlib1g-dev libsystemd-dev \
+DEPS := clang llvm libbpf-dev bpftool libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libgtest-dev libelf-dev zlib1g-dev libsystemd-dev \
         qemu-system-x86 busybox-static cpio s6 python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-venv python3-pyflakes sudo psmisc iproute2 procps btrfs-progs tmux screen at podman crun conmon python3-docker curl \
         man-db groff-base \
         libclang-rt-14-dev \
@@ -246,12 +246,15 @@ $(BUILD)/emitter.skel.h: $(BUILD)/emitter.bpf.o
 $(BUILD)/bench_event_consumer: tests/bench/event_consumer.cpp $(BUILD)/emitter.skel.h $(USERSPACE_OBJS) $(HEADERS)
 	$(CXX) $(CXXFLAGS) tests/bench/event_consumer.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS) -lutil
 
+$(BUILD)/bench_journal_read: tests/bench/journal_read.cpp $(USERSPACE_OBJS) $(HEADERS)
+	$(CXX) $(CXXFLAGS) tests/bench/journal_read.cpp $(USERSPACE_OBJS) -o $@ $(LDLIBS)
+
 # Static and freestanding: the execve rows measure the exec path alone.
 $(BUILD)/bench_exec_chain: tests/bench/exec_chain.c
 	$(CLANG) -O2 -static -nostdlib -fno-stack-protector -fno-builtin -o $@ $<
 
 BENCH_BINS := $(BUILD)/liveguard-bpf $(BUILD)/bench_restart_gap $(BUILD)/bench_syscall_cost $(BUILD)/bench_exec_chain \
-              $(BUILD)/bench_event_consumer
+              $(BUILD)/bench_event_consumer $(BUILD)/bench_journal_read
 
 # Benchmarks run in the VM, every cost measured side by side in one run:
 # once counted in instructions (QEMU -icount), once timed.
@@ -472,8 +475,8 @@ $(BUILD)/fuzz/s6_status_fuzz: $(BUILD)/fuzz/obj/policy/s6_status.o
 $(BUILD)/fuzz/policy_fuzz: $(BUILD)/fuzz/obj/policy/policy.o
 $(BUILD)/fuzz/mountinfo_fuzz: $(addprefix $(BUILD)/fuzz/obj/base/,cgroup.o proc.o error.o)
 $(BUILD)/fuzz/proc_stat_fuzz: $(BUILD)/fuzz/obj/base/proc.o
-$(BUILD)/fuzz/json_fuzz: $(addprefix $(BUILD)/fuzz/obj/,base/json.o base/clock.o events/event_format.o events/journal_record.o)
-$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,events/event_details.o events/session_info.o watcher/watcher_state.o base/cgroup.o base/clock.o base/proc.o base/live_environ.o base/elf_symbol.o base/json.o base/error.o)
+$(BUILD)/fuzz/json_fuzz: $(addprefix $(BUILD)/fuzz/obj/,base/json.o base/json_members.o base/clock.o events/event_format.o events/journal_record.o)
+$(BUILD)/fuzz/test_id_fuzz: $(addprefix $(BUILD)/fuzz/obj/,events/event_details.o events/session_info.o watcher/watcher_state.o base/cgroup.o base/clock.o base/proc.o base/live_environ.o base/elf_symbol.o base/json.o base/json_members.o base/error.o base/pid_namespaces.o)
 $(BUILD)/fuzz/elf_symbol_fuzz: $(addprefix $(BUILD)/fuzz/obj/base/,elf_symbol.o error.o)
 
 $(BUILD)/fuzz/obj/%.o: userspace/%.cpp $(FUZZ_HEADERS) | $(BUILD)/.deps-ok

@@ -81,24 +81,6 @@ TEST(EventDetails, PytestIdFromEnvironmentAndPluginLog) {
     EXPECT_EQ(test_at_since(log, 999), "t.py::b (setup)");  // the torn last line is not read
 }
 
-TEST(Json, ParseObjectReadsWhatTheWriterWrites) {
-    std::string line = json::ObjectWriter()
-                           .str("a", "x\"y\n\xc3\xa9")
-                           .num("n", -4)
-                           .raw("arr", "[{\"pid\":1},2]")
-                           .raw("z", "null")
-                           .done();
-    auto o = json::parse_object(line);
-    ASSERT_TRUE(o.has_value());
-    EXPECT_EQ((*o)["a"], "x\"y\n\xc3\xa9");
-    EXPECT_EQ((*o)["n"], "-4");
-    EXPECT_EQ((*o)["arr"], "[{\"pid\":1},2]");
-    EXPECT_EQ((*o)["z"], "null");
-    EXPECT_FALSE(json::parse_object("{\"a\":1").has_value());
-    EXPECT_FALSE(json::parse_object("[1]").has_value());
-    EXPECT_FALSE(json::parse_object("{\"a\":1} trailing").has_value());
-}
-
 TEST(EventFormat, JournalLineForPeopleShowsTheCulprit) {
     auto r = parse_journal_record(
         "{\"time\":\"T\",\"verdict\":\"denied\",\"hook\":\"task_kill\",\"pid\":7,\"comm\":\"sh\","

@@ -327,3 +327,62 @@ TEST(SessionSummary, CountsEventsOnlyAndItsEndRecordPrintsAsRunWould) {
     EXPECT_EQ(testing::internal::GetCapturedStderr(),
               run_text + "  left running, killed as the session ended (1):\n    4242 sleep 1000\n");
 }
+
+TEST(JournalRecord, MembersOfAnotherKindOrShapeMakeNoRecordAndUnknownOnesAreSkipped) {
+    std::string line = write_journal_record({full_event()});
+    ASSERT_TRUE(parse_journal_record(line).has_value());
+    auto with = [&](const std::string& member) { return "{" + member + "," + line.substr(1); };
+    // A later version's members, of any shape, are skipped whole.
+    auto later = parse_journal_record(with(R"("later":{"a":[1,{"pid":"x","b":[[]]}]})"));
+    ASSERT_TRUE(later.has_value());
+    EXPECT_EQ(std::get<JournalEvent>(later->body).details->parents.size(), 3u);
+    // A member of the record's holding another kind makes no record.
+    for (std::string bad : {R"("pid":"100")", R"("pid":-1)", R"("pid":4294967296)", R"("pid":1.5)",
+                            R"("comm":7)", R"("argv":[1])", R"("argv":"sh")", R"("parents":[{"pid":-2}])",
+                            R"("parents":[[1]])", R"("culprit_gone":"yes")", R"("time":{"a":1})"}) {
+        std::string moved = "{" + bad + line.substr(line.find(',')) ;
+        EXPECT_FALSE(parse_journal_record(moved).has_value()) << moved;
+    }
+    // null reads as empty, as the writer writes an absent string.
+    auto nulls = parse_journal_record(R"({"time":"2026-12-01T10:00:00.000Z","signal":null,"argv":null,"pid":null})");
+    ASSERT_TRUE(nulls.has_value());
+    EXPECT_EQ(std::get<JournalEvent>(nulls->body).signal, "");
+    EXPECT_FALSE(parse_journal_record("[1]"));
+    EXPECT_FALSE(parse_journal_record("\"time\""));
+    EXPECT_FALSE(parse_journal_record(line.substr(0, line.size() - 1)));  // torn
+}
+
+TEST(JournalRecord, ARecordOlderThanSinceIsLeftOutFromItsFirstMembers) {
+    const std::optional<std::string> since = "2026-12-01T10:00:00.000Z";
+    JournalEvent e = full_event();
+    e.time = "2026-12-01T09:59:59.999Z";
+    std::string older = write_journal_record({e});
+    EXPECT_TRUE(parse_journal_record(older).has_value());
+    EXPECT_FALSE(parse_journal_record(older, since).has_value());
+    // Not read past its time: what follows may be anything.
+    EXPECT_FALSE(parse_journal_record(older.substr(0, older.find(',') + 1) + "garbage", since).has_value());
+    e.time = *since;
+    EXPECT_TRUE(parse_journal_record(write_journal_record({e}), since).has_value());
+
+    JournalSessionEnd s;
+    s.time = "2026-12-01T09:00:00.000Z";
+    s.name = "ci";
+    EXPECT_FALSE(parse_journal_record(write_journal_record({s}), since).has_value());
+    s.time = "2026-12-01T11:00:00.000Z";
+    EXPECT_TRUE(parse_journal_record(write_journal_record({s}), since).has_value());
+
+    // Repeats are dated by their last, which follows their first's time.
+    JournalRepeats r;
+    r.of = full_event();
+    r.of.time = "2026-12-01T09:59:59.000Z";
+    r.count = 3;
+    r.until = "2026-12-01T10:00:00.500Z";
+    EXPECT_TRUE(parse_journal_record(write_journal_record({r}), since).has_value());
+    r.until = "2026-12-01T09:59:59.900Z";
+    EXPECT_FALSE(parse_journal_record(write_journal_record({r}), since).has_value());
+
+    // And `events --since` shows the same either way.
+    JournalFilter filter{since, std::nullopt, {}};
+    EXPECT_FALSE(render_journal_line(older, filter, true, false).has_value());
+    EXPECT_FALSE(render_journal_line(older, filter, false, false).has_value());
+}

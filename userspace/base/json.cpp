@@ -3,6 +3,34 @@
 #include <cstdio>
 
 namespace liveguard::json {
+namespace {
+
+// The length of the well-formed UTF-8 sequence `s` starts with (2 to 4
+// bytes), or 0.
+std::size_t utf8_sequence_length(std::string_view s) {
+    auto byte = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+    unsigned c = byte(0);
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xbf;  // the second byte's range
+    if (c >= 0xc2 && c <= 0xdf) len = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0) lo = 0xa0;
+        if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0) lo = 0x90;
+        if (c == 0xf4) hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (byte(1) < lo || byte(1) > hi) return 0;
+    for (std::size_t k = 2; k < len; ++k)
+        if ((byte(k) & 0xc0) != 0x80) return 0;
+    return len;
+}
+
+}  // namespace
 
 std::string quote(std::string_view s) {
     std::string out = "\"";
@@ -38,10 +66,11 @@ std::string quote(std::string_view s) {
             continue;
         }
         // Keep well-formed UTF-8 sequences; escape stray bytes as U+00XX.
-        std::size_t len = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-        bool ok = len > 0 && i + len <= s.size();
-        for (std::size_t k = 1; ok && k < len; ++k)
-            ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+        // Well-formed as RFC 3629 has it: no overlong forms, no surrogates,
+        // nothing past U+10FFFF, which strict readers (ours, Python's)
+        // refuse a whole line for.
+        std::size_t len = utf8_sequence_length(s.substr(i));
+        bool ok = len > 0;
         if (ok) {
             out.append(s.substr(i, len));
             i += len - 1;
@@ -52,167 +81,6 @@ std::string quote(std::string_view s) {
         }
     }
     out += "\"";
-    return out;
-}
-
-namespace {
-
-struct Cursor {
-    std::string_view s;
-    std::size_t i = 0;
-    void ws() {
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-    }
-    bool eat(char c) {
-        ws();
-        if (i < s.size() && s[i] == c) {
-            ++i;
-            return true;
-        }
-        return false;
-    }
-};
-
-void put_utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xc0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    } else {
-        out.push_back(static_cast<char>(0xe0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-    }
-}
-
-std::optional<std::string> read_string(Cursor& c) {
-    if (!c.eat('"')) return std::nullopt;
-    std::string out;
-    while (c.i < c.s.size()) {
-        // Up to the next quote or escape, a run at a time.
-        std::size_t end = c.i;
-        while (end < c.s.size() && c.s[end] != '"' && c.s[end] != '\\') ++end;
-        if (end == c.s.size()) return std::nullopt;
-        out.append(c.s.substr(c.i, end - c.i));
-        c.i = end;
-        char ch = c.s[c.i++];
-        if (ch == '"') return out;
-        if (c.i >= c.s.size()) return std::nullopt;
-        char e = c.s[c.i++];
-        switch (e) {
-            case 'n': out.push_back('\n'); break;
-            case 't': out.push_back('\t'); break;
-            case 'r': out.push_back('\r'); break;
-            case 'b': out.push_back('\b'); break;
-            case 'f': out.push_back('\f'); break;
-            case 'u': {
-                if (c.i + 4 > c.s.size()) return std::nullopt;
-                unsigned cp = 0;
-                for (int k = 0; k < 4; ++k) {
-                    char h = c.s[c.i++];
-                    cp <<= 4;
-                    if (h >= '0' && h <= '9') cp |= h - '0';
-                    else if (h >= 'a' && h <= 'f') cp |= h - 'a' + 10;
-                    else if (h >= 'A' && h <= 'F') cp |= h - 'A' + 10;
-                    else return std::nullopt;
-                }
-                put_utf8(out, cp);
-                break;
-            }
-            default: out.push_back(e);
-        }
-    }
-    return std::nullopt;
-}
-
-// Deeper than anything the writers nest (parents: an array of objects).
-// Each level is a stack frame: a corrupt journal line of 100 000 '['
-// overflowed the stack.
-constexpr int kMaxDepth = 64;
-
-// Skips one value of any kind; false when it is malformed or nests deeper
-// than kMaxDepth.
-bool skip_value(Cursor& c, int depth = 0) {
-    c.ws();
-    if (c.i >= c.s.size()) return false;
-    char ch = c.s[c.i];
-    if (ch == '"') return read_string(c).has_value();
-    if (ch == '{' || ch == '[') {
-        if (depth >= kMaxDepth) return false;
-        char close = ch == '{' ? '}' : ']';
-        ++c.i;
-        if (c.eat(close)) return true;
-        for (;;) {
-            if (close == '}') {
-                if (!read_string(c) || !c.eat(':')) return false;
-            }
-            if (!skip_value(c, depth + 1)) return false;
-            if (c.eat(close)) return true;
-            if (!c.eat(',')) return false;
-        }
-    }
-    std::size_t start = c.i;
-    while (c.i < c.s.size() && c.s[c.i] != ',' && c.s[c.i] != '}' && c.s[c.i] != ']' &&
-           c.s[c.i] != ' ' && c.s[c.i] != '\n')
-        ++c.i;
-    return c.i > start;
-}
-
-// A member or element as the parsers hand it out: a string decoded, any
-// other value as its raw text.
-std::optional<std::string> read_plain_value(Cursor& c) {
-    c.ws();
-    if (c.i < c.s.size() && c.s[c.i] == '"') return read_string(c);
-    std::size_t start = c.i;
-    if (!skip_value(c)) return std::nullopt;
-    return std::string(c.s.substr(start, c.i - start));
-}
-
-}  // namespace
-
-bool is_object(std::string_view text) {
-    Cursor c{text};
-    c.ws();
-    if (c.i >= c.s.size() || c.s[c.i] != '{' || !skip_value(c)) return false;
-    c.ws();
-    return c.i == text.size();
-}
-
-std::optional<std::map<std::string, std::string>> parse_object(std::string_view text) {
-    Cursor c{text};
-    std::map<std::string, std::string> out;
-    if (!c.eat('{')) return std::nullopt;
-    if (c.eat('}')) return out;
-    for (;;) {
-        auto key = read_string(c);
-        if (!key || !c.eat(':')) return std::nullopt;
-        auto v = read_plain_value(c);
-        if (!v) return std::nullopt;
-        out[*key] = std::move(*v);
-        if (c.eat('}')) break;
-        if (!c.eat(',')) return std::nullopt;
-    }
-    c.ws();
-    if (c.i != text.size()) return std::nullopt;
-    return out;
-}
-
-std::optional<std::vector<std::string>> parse_array(std::string_view text) {
-    Cursor c{text};
-    std::vector<std::string> out;
-    if (!c.eat('[')) return std::nullopt;
-    if (!c.eat(']')) {
-        for (;;) {
-            auto v = read_plain_value(c);
-            if (!v) return std::nullopt;
-            out.push_back(std::move(*v));
-            if (c.eat(']')) break;
-            if (!c.eat(',')) return std::nullopt;
-        }
-    }
-    c.ws();
-    if (c.i != text.size()) return std::nullopt;
     return out;
 }
 

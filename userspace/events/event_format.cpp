@@ -410,7 +410,7 @@ std::optional<std::string> render_journal_line(std::string_view line, const Jour
     // faster.
     if (json && !filter.since && !filter.session)
         return is_journal_record_line(line) ? std::optional(std::string(line)) : std::nullopt;
-    auto record = parse_journal_record(line);
+    auto record = parse_journal_record(line, filter.since);
     if (!record) return std::nullopt;
     // Losses are shown whatever the filter: they may have hidden its events.
     if (const auto* e = std::get_if<JournalEvent>(&record->body)) {

@@ -2,111 +2,30 @@
 #include "events/journal_record.h"
 
 #include <algorithm>
-#include <charconv>
+#include <array>
+#include <limits>
+#include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/json.h"
+#include "base/json_members.h"
 
 namespace liveguard {
 namespace {
 
 std::string quoted_or_null(const std::string& s) { return s.empty() ? "null" : json::quote(s); }
 
-// Reads an object's members by kind: a member that is absent reads as empty
-// or zero; one that does not read as its kind makes the object no record.
-class Members {
-public:
-    explicit Members(const std::map<std::string, std::string>& obj) : obj_(obj) {}
-
-    bool ok() const { return ok_; }
-    bool has(const char* key) const { return obj_.count(key) > 0; }
-
-    std::string text(const char* key) const {
-        auto it = obj_.find(key);
-        return it == obj_.end() ? "" : it->second;
-    }
-    // parse_object hands null out as its raw text.
-    std::string text_or_null(const char* key) const {
-        std::string v = text(key);
-        return v == "null" ? "" : v;
-    }
-    template <typename T>
-    T number(const char* key) {
-        T v{};
-        if (!has(key)) return v;
-        std::string s = text(key);
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        ok_ &= ec == std::errc() && end == s.data() + s.size();
-        return v;
-    }
-    bool flag(const char* key) {
-        if (!has(key)) return false;
-        std::string v = text(key);
-        ok_ &= v == "true" || v == "false";
-        return v == "true";
-    }
-    std::vector<std::string> list(const char* key) {
-        if (!has(key)) return {};
-        auto v = json::parse_array(text(key));
-        ok_ &= v.has_value();
-        return v.value_or(std::vector<std::string>{});
-    }
-
-private:
-    const std::map<std::string, std::string>& obj_;
-    bool ok_ = true;
-};
-
 // What marks a session-end record; an event has no "type".
 constexpr const char* kSessionEndType = "session_end";
 constexpr const char* kRepeatsType = "repeats";
-
-// A line has details when it has any of them.
-constexpr const char* kDetailKeys[] = {"session_name", "session_path",        "exe",  "culprit_gone",
-                                       "argv",         "target_protected_by", "test", "parents"};
-
-std::optional<EventDetails> read_details(Members& m) {
-    EventDetails d;
-    d.session_name = m.text_or_null("session_name");
-    d.session_path = m.text_or_null("session_path");
-    d.exe = m.text_or_null("exe");
-    d.culprit_gone = m.flag("culprit_gone");
-    d.argv = m.list("argv");
-    d.protected_by = m.text_or_null("target_protected_by");
-    d.test = m.text_or_null("test");
-    for (const auto& text : m.list("parents")) {
-        auto obj = json::parse_object(text);
-        if (!obj) return std::nullopt;
-        Members p(*obj);
-        Ancestor a;
-        a.pid = p.number<std::uint32_t>("pid");
-        a.comm = p.text("comm");
-        if (!p.ok()) return std::nullopt;
-        d.parents.push_back(std::move(a));
-    }
-    return d;
-}
 
 // A session-end record's processes: [{"pid":N,"command":"..."},...].
 std::string write_processes(const std::vector<LeftProcess>& processes) {
     json::ArrayWriter a;
     for (const auto& p : processes) a.raw(json::ObjectWriter().unum("pid", p.pid).str("command", p.command).done());
     return a.done();
-}
-
-std::optional<std::vector<LeftProcess>> read_processes(Members& m, const char* key) {
-    std::vector<LeftProcess> out;
-    for (const auto& text : m.list(key)) {
-        auto obj = json::parse_object(text);
-        if (!obj) return std::nullopt;
-        Members p(*obj);
-        LeftProcess lp;
-        lp.pid = p.number<std::uint32_t>("pid");
-        lp.command = p.text("command");
-        if (!p.ok()) return std::nullopt;
-        out.push_back(std::move(lp));
-    }
-    return out;
 }
 
 std::string write_session_end(const JournalSessionEnd& s) {
@@ -131,35 +50,6 @@ std::string write_session_end(const JournalSessionEnd& s) {
         .done();
 }
 
-std::optional<JournalRecord> read_session_end(Members& m) {
-    JournalSessionEnd s;
-    s.time = m.text("time");
-    s.session_cgroup_id = m.number<std::uint64_t>("session_cgroup_id");
-    s.name = m.text("name");
-    s.root_pid = m.number<std::uint32_t>("root_pid");
-    s.command = m.text("command");
-    s.refusals = m.number<std::size_t>("refusals");
-    s.audited = m.flag("audited");
-    if (m.has("oom_killed")) s.oom_killed = m.number<std::size_t>("oom_killed");
-    if (m.has("per_hook")) {
-        auto hooks = json::parse_object(m.text("per_hook"));
-        if (!hooks) return std::nullopt;
-        for (const auto& [hook, text] : *hooks) {
-            std::size_t n = 0;
-            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-            if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-            s.per_hook[hook] = n;
-        }
-    }
-    s.culprits = m.list("culprits");
-    auto reaped = read_processes(m, "reaped");
-    auto left = read_processes(m, "left_running");
-    if (!reaped || !left || !m.ok()) return std::nullopt;
-    s.reaped = std::move(*reaped);
-    s.left_running = std::move(*left);
-    return JournalRecord{std::move(s)};
-}
-
 void write_event_members(json::ObjectWriter& w, const JournalEvent& e) {
     w.str("time", e.time)
         .str("verdict", e.verdict)
@@ -178,28 +68,6 @@ void write_event_members(json::ObjectWriter& w, const JournalEvent& e) {
         .unum("detail", e.detail)
         .str("act", e.act)
         .unum("session_cgroup_id", e.session_cgroup_id);
-}
-
-JournalEvent read_event_members(Members& m) {
-    JournalEvent e;
-    e.time = m.text("time");
-    e.verdict = m.text("verdict");
-    e.hook = m.text("hook");
-    e.pid = m.number<std::uint32_t>("pid");
-    e.tid = m.number<std::uint32_t>("tid");
-    e.ns_pid = m.number<std::uint32_t>("ns_pid");
-    e.comm = m.text("comm");
-    e.target_pid = m.number<std::uint32_t>("target_pid");
-    e.target_tid = m.number<std::uint32_t>("target_tid");
-    e.target_ns_pid = m.number<std::uint32_t>("target_ns_pid");
-    e.target_comm = m.text("target_comm");
-    e.signal = m.text_or_null("signal");
-    e.signal_number = m.number<std::int32_t>("signal_number");
-    e.object_id = m.number<std::uint64_t>("object_id");
-    e.detail = m.number<std::uint32_t>("detail");
-    e.act = m.text("act");
-    e.session_cgroup_id = m.number<std::uint64_t>("session_cgroup_id");
-    return e;
 }
 
 }  // namespace
@@ -243,39 +111,349 @@ std::string write_journal_record(const JournalRecord& record) {
 
 namespace {
 
-std::optional<JournalRecord> journal_record_from_object(const std::map<std::string, std::string>& obj) {
-    Members m(obj);
-    if (m.has("lost")) {
+// The members a journal line can have. Others (a later version's) are
+// skipped, whatever their values hold.
+enum Key : std::uint8_t {
+    kOther,
+    // an event's, and a count of repeats' event
+    kTime, kVerdict, kHook, kPid, kTid, kNsPid, kComm, kTargetPid, kTargetNsPid, kTargetTid, kTargetComm,
+    kSignal, kSignalNumber, kObjectId, kDetail, kAct, kSessionCgroupId,
+    // an event's details
+    kSessionName, kSessionPath, kExe, kCulpritGone, kArgv, kTargetProtectedBy, kTest, kParents,
+    // what says the kind, and the other kinds'
+    kType, kLost, kCount, kTotal, kUntil,
+    kName, kRootPid, kCommand, kRefusals, kAudited, kOomKilled, kPerHook, kCulprits, kReaped, kLeftRunning,
+    kKeys
+};
+
+Key key_of(std::string_view name) {
+    static const std::unordered_map<std::string_view, Key> keys = {
+        {"time", kTime}, {"verdict", kVerdict}, {"hook", kHook}, {"pid", kPid}, {"tid", kTid},
+        {"ns_pid", kNsPid}, {"comm", kComm}, {"target_pid", kTargetPid}, {"target_ns_pid", kTargetNsPid},
+        {"target_tid", kTargetTid}, {"target_comm", kTargetComm}, {"signal", kSignal},
+        {"signal_number", kSignalNumber}, {"object_id", kObjectId}, {"detail", kDetail}, {"act", kAct},
+        {"session_cgroup_id", kSessionCgroupId}, {"session_name", kSessionName},
+        {"session_path", kSessionPath}, {"exe", kExe}, {"culprit_gone", kCulpritGone}, {"argv", kArgv},
+        {"target_protected_by", kTargetProtectedBy}, {"test", kTest}, {"parents", kParents},
+        {"type", kType}, {"lost", kLost}, {"count", kCount}, {"total", kTotal}, {"until", kUntil},
+        {"name", kName}, {"root_pid", kRootPid}, {"command", kCommand}, {"refusals", kRefusals},
+        {"audited", kAudited}, {"oom_killed", kOomKilled}, {"per_hook", kPerHook}, {"culprits", kCulprits},
+        {"reaped", kReaped}, {"left_running", kLeftRunning},
+    };
+    auto it = keys.find(name);
+    return it == keys.end() ? kOther : it->second;
+}
+
+// A line has details when it has any of them.
+constexpr Key kDetailKeys[] = {kSessionName, kExe, kSessionPath, kCulpritGone,
+                               kArgv,        kTargetProtectedBy, kTest, kParents};
+
+struct Scalar {
+    enum Kind : std::uint8_t { kAbsent, kNull, kString, kUnsigned, kSigned, kBool, kFloat } kind = kAbsent;
+    std::string text;
+    std::uint64_t u = 0;
+    std::int64_t i = 0;  // negative
+    bool b = false;
+};
+
+// An element of parents, reaped or left_running: {"pid":N,"comm"|"command":"..."}.
+struct Element {
+    std::uint32_t pid = 0;
+    std::string text;
+};
+
+// What one line held, member by member, as the parser handed it out.
+struct Line {
+    std::array<bool, kKeys> present{};
+    std::array<Scalar, kKeys> scalar{};
+    std::vector<std::string> argv, culprits;
+    std::vector<Element> parents, reaped, left_running;
+    std::map<std::string, std::size_t> per_hook;
+
+    std::vector<Element>* elements(Key k) {
+        return k == kParents ? &parents : k == kReaped ? &reaped : k == kLeftRunning ? &left_running : nullptr;
+    }
+    std::vector<std::string>* strings(Key k) {
+        return k == kArgv ? &argv : k == kCulprits ? &culprits : nullptr;
+    }
+    bool is(Key k, std::string_view text) const {
+        return scalar[k].kind == Scalar::kString && scalar[k].text == text;
+    }
+};
+
+// Reads a line into a Line as nlohmann/json's SAX parser goes through it,
+// without building the document: the journal's shapes are fixed (members
+// that are strings, numbers and flags; arrays of strings; arrays of flat
+// objects; one object of counts), and a value of the wrong shape ends the
+// reading. Given `since`, a record older than it ends the reading as soon
+// as the member that dates it is read: an event's time, its first member;
+// a session end's time and a count of repeats' until, which follow their
+// type. A reader of the last day of a full journal then decodes the rest
+// of the lines only.
+class LineReader final : public nlohmann::json_sax<nlohmann::json> {
+public:
+    explicit LineReader(const std::optional<std::string>& since) : since_(since) {}
+
+    Line line;
+    bool older = false;
+
+    bool null() override { return put(Scalar{Scalar::kNull}); }
+    bool boolean(bool v) override {
+        Scalar s{Scalar::kBool};
+        s.b = v;
+        return put(std::move(s));
+    }
+    bool number_integer(number_integer_t v) override {
+        Scalar s{v < 0 ? Scalar::kSigned : Scalar::kUnsigned};
+        s.i = v;
+        s.u = v < 0 ? 0 : static_cast<std::uint64_t>(v);
+        return put(std::move(s));
+    }
+    bool number_unsigned(number_unsigned_t v) override {
+        Scalar s{Scalar::kUnsigned};
+        s.u = v;
+        return put(std::move(s));
+    }
+    bool number_float(number_float_t, const string_t&) override { return put(Scalar{Scalar::kFloat}); }
+    bool string(string_t& v) override {
+        Scalar s{Scalar::kString};
+        s.text = std::move(v);
+        return put(std::move(s));
+    }
+    bool binary(binary_t&) override { return false; }
+
+    bool start_object(std::size_t) override {
+        ++depth_;
+        if (skip_from_ || depth_ == 1) return true;
+        if (depth_ == 2 && key_ == kPerHook) return true;
+        if (depth_ == 3 && line.elements(key_)) {
+            line.elements(key_)->emplace_back();
+            return true;
+        }
+        return skip_unknown();
+    }
+    bool end_object() override { return close(); }
+    bool start_array(std::size_t) override {
+        ++depth_;
+        if (skip_from_) return true;
+        if (depth_ == 2 && (line.elements(key_) || line.strings(key_))) return true;
+        return skip_unknown();
+    }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        if (skip_from_) return true;
+        if (depth_ == 1) {
+            key_ = key_of(k);
+            line.present[key_] = true;
+            ++members_;
+        } else {
+            inner_key_ = std::move(k);
+        }
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+private:
+    // A value of a member this version does not know is skipped whole;
+    // any other container where the journal has none ends the reading.
+    bool skip_unknown() {
+        if (depth_ != 2 || key_ != kOther) return false;
+        skip_from_ = depth_;
+        return true;
+    }
+    bool close() {
+        if (skip_from_ == depth_) skip_from_ = 0;
+        --depth_;
+        return true;
+    }
+    bool put(Scalar&& v) {
+        if (skip_from_) return true;
+        switch (depth_) {
+            case 1:
+                line.scalar[key_] = std::move(v);
+                return !dated_before_since();
+            case 2:
+                if (key_ == kPerHook) {
+                    if (v.kind != Scalar::kUnsigned) return false;
+                    line.per_hook[inner_key_] = v.u;
+                    return true;
+                }
+                if (auto* list = line.strings(key_)) {
+                    if (v.kind != Scalar::kString) return false;
+                    list->push_back(std::move(v.text));
+                    return true;
+                }
+                return key_ == kOther;
+            case 3: {
+                auto* list = line.elements(key_);
+                if (!list) return false;
+                Element& e = list->back();
+                if (inner_key_ == "pid") {
+                    if (v.kind != Scalar::kUnsigned || v.u > UINT32_MAX) return false;
+                    e.pid = static_cast<std::uint32_t>(v.u);
+                } else if (inner_key_ == (key_ == kParents ? "comm" : "command")) {
+                    if (v.kind == Scalar::kString) e.text = std::move(v.text);
+                    else if (v.kind != Scalar::kNull) return false;
+                }
+                return true;
+            }
+            default:
+                return false;  // the line is not an object
+        }
+    }
+    bool dated_before_since() {
+        if (!since_) return false;
+        bool dates = (key_ == kTime && (members_ == 1 || line.is(kType, kSessionEndType))) ||
+                     (key_ == kUntil && line.is(kType, kRepeatsType));
+        const Scalar& v = line.scalar[key_];
+        older = dates && v.kind == Scalar::kString && v.text < *since_;
+        return older;
+    }
+
+    const std::optional<std::string>& since_;
+    int depth_ = 0;
+    Key key_ = kOther;     // the top-level member being read
+    int skip_from_ = 0;    // inside an unknown member's value, opened at this depth
+    std::string inner_key_;  // a member's key inside per_hook or an element
+    int members_ = 0;      // top-level members so far
+};
+
+// Turns a Line's members into a record's fields, by kind: a member that is
+// absent or null reads as empty, zero or false; one of another kind makes
+// the line no record.
+class Fields {
+public:
+    explicit Fields(Line& line) : line_(line) {}
+    bool ok() const { return ok_; }
+    bool has(Key k) const { return line_.present[k]; }
+
+    std::string text(Key k) {
+        Scalar& v = line_.scalar[k];
+        if (v.kind == Scalar::kString) return std::move(v.text);
+        ok_ &= v.kind == Scalar::kAbsent || v.kind == Scalar::kNull;
+        return {};
+    }
+    template <typename T>
+    T number(Key k) {
+        const Scalar& v = line_.scalar[k];
+        if (v.kind == Scalar::kAbsent || v.kind == Scalar::kNull) return T{};
+        if (v.kind == Scalar::kUnsigned && v.u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+            return static_cast<T>(v.u);
+        if constexpr (std::numeric_limits<T>::is_signed)
+            if (v.kind == Scalar::kSigned && v.i >= std::numeric_limits<T>::min()) return static_cast<T>(v.i);
+        ok_ = false;
+        return T{};
+    }
+    bool flag(Key k) {
+        const Scalar& v = line_.scalar[k];
+        ok_ &= v.kind == Scalar::kAbsent || v.kind == Scalar::kNull || v.kind == Scalar::kBool;
+        return v.kind == Scalar::kBool && v.b;
+    }
+    // The array and object members are read whole by LineReader; a scalar
+    // in their place (null aside) is of another kind.
+    void container(Key k) {
+        auto kind = line_.scalar[k].kind;
+        ok_ &= kind == Scalar::kAbsent || kind == Scalar::kNull;
+    }
+
+private:
+    Line& line_;
+    bool ok_ = true;
+};
+
+JournalEvent read_event_members(Fields& f) {
+    JournalEvent e;
+    e.time = f.text(kTime);
+    e.verdict = f.text(kVerdict);
+    e.hook = f.text(kHook);
+    e.pid = f.number<std::uint32_t>(kPid);
+    e.tid = f.number<std::uint32_t>(kTid);
+    e.ns_pid = f.number<std::uint32_t>(kNsPid);
+    e.comm = f.text(kComm);
+    e.target_pid = f.number<std::uint32_t>(kTargetPid);
+    e.target_tid = f.number<std::uint32_t>(kTargetTid);
+    e.target_ns_pid = f.number<std::uint32_t>(kTargetNsPid);
+    e.target_comm = f.text(kTargetComm);
+    e.signal = f.text(kSignal);
+    e.signal_number = f.number<std::int32_t>(kSignalNumber);
+    e.object_id = f.number<std::uint64_t>(kObjectId);
+    e.detail = f.number<std::uint32_t>(kDetail);
+    e.act = f.text(kAct);
+    e.session_cgroup_id = f.number<std::uint64_t>(kSessionCgroupId);
+    return e;
+}
+
+EventDetails read_details(Fields& f, Line& line) {
+    EventDetails d;
+    d.session_name = f.text(kSessionName);
+    d.session_path = f.text(kSessionPath);
+    d.exe = f.text(kExe);
+    d.culprit_gone = f.flag(kCulpritGone);
+    f.container(kArgv);
+    d.argv = std::move(line.argv);
+    d.protected_by = f.text(kTargetProtectedBy);
+    d.test = f.text(kTest);
+    f.container(kParents);
+    for (auto& p : line.parents) d.parents.push_back({p.pid, std::move(p.text)});
+    return d;
+}
+
+std::vector<LeftProcess> processes(std::vector<Element>& elements) {
+    std::vector<LeftProcess> out;
+    for (auto& e : elements) out.push_back({e.pid, std::move(e.text)});
+    return out;
+}
+
+std::optional<JournalRecord> read_session_end(Fields& f, Line& line) {
+    JournalSessionEnd s;
+    s.time = f.text(kTime);
+    s.session_cgroup_id = f.number<std::uint64_t>(kSessionCgroupId);
+    s.name = f.text(kName);
+    s.root_pid = f.number<std::uint32_t>(kRootPid);
+    s.command = f.text(kCommand);
+    s.refusals = f.number<std::size_t>(kRefusals);
+    s.audited = f.flag(kAudited);
+    s.oom_killed = f.number<std::size_t>(kOomKilled);
+    for (Key k : {kPerHook, kCulprits, kReaped, kLeftRunning}) f.container(k);
+    s.per_hook = std::move(line.per_hook);
+    s.culprits = std::move(line.culprits);
+    s.reaped = processes(line.reaped);
+    s.left_running = processes(line.left_running);
+    if (!f.ok()) return std::nullopt;
+    return JournalRecord{std::move(s)};
+}
+
+std::optional<JournalRecord> journal_record_from_line(Line& line) {
+    Fields f(line);
+    if (f.has(kLost)) {
         JournalLoss loss;
-        loss.count = m.number<std::uint64_t>("count");
-        loss.total = m.number<std::uint64_t>("total");
-        if (!m.ok()) return std::nullopt;
+        loss.count = f.number<std::uint64_t>(kCount);
+        loss.total = f.number<std::uint64_t>(kTotal);
+        if (!f.ok()) return std::nullopt;
         return JournalRecord{loss};
     }
     // Kinds added later say what they are; one this version does not know
     // is no record, rather than an event with most of it missing.
-    if (m.has("type")) {
-        if (m.text("type") == kRepeatsType) {
+    if (f.has(kType)) {
+        std::string type = f.text(kType);
+        if (type == kRepeatsType) {
             JournalRepeats r;
-            r.count = m.number<std::uint64_t>("count");
-            r.until = m.text("until");
-            r.session_name = m.text_or_null("session_name");
-            r.of = read_event_members(m);
-            if (!m.ok() || r.of.time.empty()) return std::nullopt;
+            r.count = f.number<std::uint64_t>(kCount);
+            r.until = f.text(kUntil);
+            r.session_name = f.text(kSessionName);
+            r.of = read_event_members(f);
+            if (!f.ok() || r.of.time.empty()) return std::nullopt;
             return JournalRecord{std::move(r)};
         }
-        if (m.text("type") != kSessionEndType) return std::nullopt;
-        return read_session_end(m);
+        if (type != kSessionEndType) return std::nullopt;
+        return read_session_end(f, line);
     }
     // Every event line has had its time; an object without is another file's.
-    if (!m.has("time")) return std::nullopt;
-    JournalEvent e = read_event_members(m);
-    auto present = [&](const char* key) { return m.has(key); };
-    if (std::any_of(std::begin(kDetailKeys), std::end(kDetailKeys), present)) {
-        e.details = read_details(m);
-        if (!e.details) return std::nullopt;
-    }
-    if (!m.ok()) return std::nullopt;
+    if (!f.has(kTime)) return std::nullopt;
+    JournalEvent e = read_event_members(f);
+    if (std::any_of(std::begin(kDetailKeys), std::end(kDetailKeys), [&](Key k) { return f.has(k); }))
+        e.details = read_details(f, line);
+    if (!f.ok()) return std::nullopt;
     return JournalRecord{std::move(e)};
 }
 
@@ -294,10 +472,10 @@ bool is_journal_record_line(std::string_view line) {
     return false;
 }
 
-std::optional<JournalRecord> parse_journal_record(std::string_view line) {
-    auto obj = json::parse_object(line);
-    if (!obj) return std::nullopt;
-    return journal_record_from_object(*obj);
+std::optional<JournalRecord> parse_journal_record(std::string_view line, const std::optional<std::string>& since) {
+    LineReader reader(since);
+    if (!nlohmann::json::sax_parse(line.begin(), line.end(), &reader)) return std::nullopt;
+    return journal_record_from_line(reader.line);
 }
 
 }  // namespace liveguard

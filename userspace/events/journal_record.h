@@ -91,12 +91,21 @@ struct JournalRecord {
 std::string write_journal_record(const JournalRecord& record);
 
 // A line write_journal_record wrote. Members a line lacks (lines written
-// without details, or by an older version) read as empty or zero. Nothing
-// when the line is not one JSON object, is neither a loss, a session end
-// nor an event with a time, has a "type" this version does not know, or a
-// number, flag, list or object in it does not read as one. Strings read as
-// json::parse_object decodes them.
-std::optional<JournalRecord> parse_journal_record(std::string_view line);
+// without details, or by an older version) read as empty or zero, and so
+// does null; members this version does not know are skipped. Nothing when
+// the line is not one JSON object (RFC 8259, UTF-8), is neither a loss, a
+// session end nor an event with a time, has a "type" this version does not
+// know, or a member of the record's is of another kind (a string where a
+// number belongs, a negative pid, an object in argv).
+//
+// Given `since` (ISO 8601 UTC, as records carry it), nothing too for a
+// record older than it that says so in its first members, as every writer
+// puts them: an event's time comes first, a session end's time and a count
+// of repeats' until follow their type. The rest of such a line is not
+// read. Records dated later in the line are returned; the caller filters
+// them.
+std::optional<JournalRecord> parse_journal_record(std::string_view line,
+                                                  const std::optional<std::string>& since = std::nullopt);
 // Whether a line is well-formed JSON that begins as one of this version's
 // records does: what unfiltered `events --json` passes on without
 // decoding it.

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "base/json.h"
+#include "base/json_members.h"
 #include "base/paths.h"
 #include "base/proc.h"
 
@@ -36,12 +37,14 @@ void write_session_info(std::uint64_t id, const SessionInfo& info) {
 std::optional<SessionInfo> read_session_info(std::uint64_t id) {
     auto text = read_small_file(info_path(id), 1 << 16);
     if (!text) return std::nullopt;
-    auto obj = json::parse_object(*text);
+    auto obj = json::parse(*text);
     if (!obj) return std::nullopt;
+    json::Members m(*obj);
     SessionInfo s;
-    s.name = (*obj)["name"];
-    s.path = (*obj)["path"];
-    s.root_pid = static_cast<pid_t>(std::atol((*obj)["root_pid"].c_str()));
+    s.name = m.text("name");
+    s.path = m.text("path");
+    s.root_pid = m.number<pid_t>("root_pid");
+    if (!m.ok()) return std::nullopt;
     return s;
 }
 

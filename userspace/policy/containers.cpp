@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "base/cgroup.h"
-#include "base/json.h"
+#include "base/json_members.h"
 #include "base/pid_namespaces.h"
 #include "base/proc.h"
 
@@ -208,11 +208,11 @@ bool container_matches(const Container& c, const std::string& pattern) {
 }
 
 std::optional<std::string> docker_config_name(std::string_view config) {
-    auto obj = json::parse_object(config);
+    auto obj = json::parse(config);
     if (!obj) return std::nullopt;
-    auto it = obj->find("Name");
-    if (it == obj->end() || it->second.empty()) return std::nullopt;
-    std::string name = it->second;
+    json::Members m(*obj);
+    std::string name = m.text("Name");
+    if (!m.ok() || name.empty()) return std::nullopt;
     if (name[0] == '/') name.erase(0, 1);
     if (name.empty()) return std::nullopt;
     return name;

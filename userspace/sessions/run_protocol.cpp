@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "base/json.h"
+#include "base/json_members.h"
 
 namespace liveguard {
 namespace {
@@ -57,42 +58,39 @@ std::string format_run_reply(const RunReply& reply) {
 
 std::variant<RunRequest, std::string> parse_run_request(std::string_view line) {
     if (line.size() > kRunMessageMax) return std::string("the request is too long");
-    auto obj = json::parse_object(line);
-    if (!obj) return std::string("the request is not one JSON object");
-    auto op = obj->find("op");
-    if (op == obj->end()) return std::string("the request has no \"op\"");
-    if (op->second == "sync") return RunRequest{"", RunOp::Sync};
-    if (op->second != "start")
-        return "unknown op \"" + op->second + "\" (\"start\" and \"sync\" are served)";
-    auto name = obj->find("name");
-    if (name == obj->end()) return std::string("the request has no \"name\"");
-    if (auto why = validate_session_name(name->second)) return *why;
-    return RunRequest{name->second};
+    auto obj = json::parse(line);
+    if (!obj || !obj->is_object()) return std::string("the request is not one JSON object");
+    json::Members m(*obj);
+    if (!m.has("op")) return std::string("the request has no \"op\"");
+    std::string op = m.text("op");
+    if (!m.ok()) return std::string("the request's \"op\" is not a string");
+    if (op == "sync") return RunRequest{"", RunOp::Sync};
+    if (op != "start") return "unknown op \"" + op + "\" (\"start\" and \"sync\" are served)";
+    if (!m.has("name")) return std::string("the request has no \"name\"");
+    std::string name = m.text("name");
+    if (!m.ok()) return std::string("the request's \"name\" is not a string");
+    if (auto why = validate_session_name(name)) return *why;
+    return RunRequest{name};
 }
 
 std::optional<RunReply> parse_run_reply(std::string_view line) {
-    auto obj = json::parse_object(line);
+    auto obj = json::parse(line);
     if (!obj) return std::nullopt;
-    auto get = [&](const char* key) -> std::optional<std::string> {
-        auto it = obj->find(key);
-        if (it == obj->end()) return std::nullopt;
-        return it->second;
-    };
+    json::Members m(*obj);
+    if (!m.has("ok")) return std::nullopt;
     RunReply r;
-    auto ok = get("ok");
-    if (ok == "true") r.ok = true;
-    else if (ok == "false") r.ok = false;
-    else return std::nullopt;
+    r.ok = m.flag("ok");
     if (!r.ok) {
-        r.error = get("error").value_or("");
+        r.error = m.text("error");
         if (r.error.empty()) r.error = "no reason given";
-        return r;
+        return m.ok() ? std::optional(r) : std::nullopt;
     }
-    auto session = parse_u64(get("session").value_or(""));
+    auto session = parse_u64(m.text("session"));
     if (!session || *session == 0) return std::nullopt;
     r.session = *session;
-    r.joined = get("joined") == "true";
-    r.test_log_dir = get("test_log_dir").value_or("");
+    r.joined = m.flag("joined");
+    r.test_log_dir = m.text("test_log_dir");
+    if (!m.ok()) return std::nullopt;
     return r;
 }
 

@@ -4,11 +4,11 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdio>
 #include <fstream>
 
 #include "base/json.h"
+#include "base/json_members.h"
 #include "base/paths.h"
 #include "base/proc.h"
 
@@ -28,12 +28,6 @@ void write_atomically(const std::string& path, const std::string& text) {
 std::string read_start_ticks(pid_t pid) {
     auto st = read_proc_stat(pid);
     return st ? std::to_string(st->start_ticks) : "";
-}
-
-template <class T>
-bool parse_number(const std::string& text, T& out) {
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && end == text.data() + text.size();
 }
 
 std::string comma_list(const std::vector<std::string>& items) {
@@ -61,37 +55,22 @@ std::string target_json(const WatcherTarget& t) {
         .done();
 }
 
-// Each element of a JSON array through `parse_one`; false when the array
-// or any element does not parse.
-template <class T, class Parse>
-bool parse_elements(const std::string& array, std::vector<T>& out, Parse parse_one) {
-    auto items = json::parse_array(array);
-    if (!items) return false;
-    for (const auto& item : *items)
-        if (!parse_one(item, out.emplace_back())) return false;
-    return true;
-}
-
-bool copy_string(const std::string& text, std::string& out) {
-    out = text;
-    return true;
-}
-
-bool parse_target(const std::string& text, WatcherTarget& t) {
-    auto obj = json::parse_object(text);
-    if (!obj) return false;
-    t.kind = (*obj)["kind"];
-    t.pattern = (*obj)["pattern"];
-    t.description = (*obj)["description"];
-    // A state written before instances were recorded has none.
-    const std::string& instances = (*obj)["instances"];
-    const std::string& ns_pids = (*obj)["ns_pids"];
-    return parse_number((*obj)["source"], t.source) && parse_number((*obj)["line"], t.line) &&
-           (instances.empty() || parse_elements(instances, t.instances, copy_string)) &&
-           parse_elements((*obj)["pids"], t.pids, parse_number<pid_t>) &&
-           (ns_pids.empty() || parse_elements(ns_pids, t.ns_pids, parse_number<pid_t>)) &&
-           (t.ns_pids.empty() || t.ns_pids.size() == t.pids.size()) &&
-           parse_elements((*obj)["cgroups"], t.cgroups, copy_string);
+bool parse_target(const nlohmann::json& obj, WatcherTarget& t) {
+    json::Members m(obj);
+    // A state written before instances and namespace pids were recorded
+    // has none; the rest every watcher has written.
+    for (const char* key : {"source", "line", "pids", "cgroups"})
+        if (!m.has(key)) return false;
+    t.kind = m.text("kind");
+    t.pattern = m.text("pattern");
+    t.description = m.text("description");
+    t.source = m.number<std::uint32_t>("source");
+    t.line = m.number<int>("line");
+    t.instances = m.strings("instances");
+    t.pids = m.numbers<pid_t>("pids");
+    t.ns_pids = m.numbers<pid_t>("ns_pids");
+    t.cgroups = m.strings("cgroups");
+    return m.ok() && (t.ns_pids.empty() || t.ns_pids.size() == t.pids.size());
 }
 
 }  // namespace
@@ -135,14 +114,18 @@ void write_reload_outcome(const ReloadOutcome& o) {
 std::optional<ReloadOutcome> read_reload_outcome() {
     auto text = read_small_file(paths::kWatcherReload, 8192);
     if (!text) return std::nullopt;
-    auto m = json::parse_object(*text);
-    if (!m || !m->count("pid") || !m->count("count") || !m->count("applied")) return std::nullopt;
+    auto obj = json::parse(*text);
+    if (!obj) return std::nullopt;
+    json::Members m(*obj);
+    for (const char* key : {"pid", "count", "applied", "taken_ns"})
+        if (!m.has(key)) return std::nullopt;
     ReloadOutcome o;
-    if (!parse_number((*m)["pid"], o.pid) || !parse_number((*m)["count"], o.count) ||
-        !parse_number((*m)["taken_ns"], o.taken_ns))
-        return std::nullopt;
-    o.applied = (*m)["applied"] == "true";
-    o.error = (*m)["error"];
+    o.pid = m.number<pid_t>("pid");
+    o.count = m.number<std::uint64_t>("count");
+    o.taken_ns = m.number<std::uint64_t>("taken_ns");
+    o.applied = m.flag("applied");
+    o.error = m.text("error");
+    if (!m.ok()) return std::nullopt;
     return o;
 }
 
@@ -174,16 +157,22 @@ std::optional<std::string> read_watcher_state_json() {
 }
 
 std::optional<WatcherState> parse_watcher_state(std::string_view json) {
-    auto obj = json::parse_object(json);
+    auto obj = json::parse(json);
     if (!obj) return std::nullopt;
+    json::Members m(*obj);
+    // passes is absent from a state an older watcher wrote.
+    for (const char* key : {"pid", "watched_dirs", "targets", "warnings"})
+        if (!m.has(key)) return std::nullopt;
     WatcherState s;
-    s.config = (*obj)["config"];
-    if (!parse_number((*obj)["pid"], s.pid) || !parse_number((*obj)["watched_dirs"], s.watched_dirs) ||
-        !parse_elements((*obj)["targets"], s.targets, parse_target) ||
-        !parse_elements((*obj)["warnings"], s.warnings, copy_string))
-        return std::nullopt;
-    // Absent from a state an older watcher wrote.
-    if (!(*obj)["passes"].empty() && !parse_number((*obj)["passes"], s.passes)) return std::nullopt;
+    s.config = m.text("config");
+    s.pid = m.number<pid_t>("pid");
+    s.watched_dirs = m.number<std::size_t>("watched_dirs");
+    s.passes = m.number<std::uint64_t>("passes");
+    s.warnings = m.strings("warnings");
+    if (const auto* targets = m.array("targets"))
+        for (const auto& t : *targets)
+            if (!parse_target(t, s.targets.emplace_back())) return std::nullopt;
+    if (!m.ok()) return std::nullopt;
     return s;
 }
 
