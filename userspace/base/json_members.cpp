@@ -122,12 +122,6 @@ std::uint64_t Members::unsigned_element(const char* key, std::size_t i, std::uin
     return n.value_or(0);
 }
 
-const nlohmann::json* Members::object(const char* key) {
-    const auto* v = find(key);
-    ok_ &= v && v->is_object();
-    return v && v->is_object() ? v : nullptr;
-}
-
 const nlohmann::json* Members::array(const char* key) {
     const auto* v = find(key);
     ok_ &= v && v->is_array();

@@ -55,9 +55,8 @@ public:
         }
         return out;
     }
-    // A member holding an object or array, for reading further; nothing
-    // (and ok() false) when it is absent or of another kind.
-    const nlohmann::json* object(const char* key);
+    // A member holding an array, for reading further; nothing (and ok()
+    // false) when it is absent or of another kind.
     const nlohmann::json* array(const char* key);
 
 private:
